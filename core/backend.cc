@@ -1,0 +1,28 @@
+#include "core/backend.h"
+
+#include "core/error.h"
+
+namespace synk {
+
+void BackendRegistry::add(std::unique_ptr<BackendFactory> factory) {
+  SYNK_CHECK(factory != nullptr);
+  if (find(factory->name())) {
+    throw InvalidArgument(str("backend '", factory->name(), "' is registered twice"));
+  }
+  factories_.push_back(std::move(factory));
+}
+
+BackendFactory* BackendRegistry::find(const std::string& name) const {
+  for (const auto& factory : factories_) {
+    if (factory->name() == name) return factory.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> BackendRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& factory : factories_) out.push_back(factory->name());
+  return out;
+}
+
+}  // namespace synk

@@ -1,0 +1,63 @@
+#pragma once
+// A backend is what a rank computes and communicates with: a Device plus Communicators.
+// BackendFactory objects are registered on a BackendRegistry that the session owns (no static
+// registration); fork() picks one by name. Adding a backend: collectives/README.md.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/communicator.h"
+#include "core/device.h"
+
+namespace synk {
+
+class ProcessGroup;
+class ShmHeap;
+
+// What a backend gets to set up one rank, in that rank's process, after fork.
+struct RankEnvironment {
+  ProcessGroup& group;    // rank, size, barrier and waiters of the session
+  ShmHeap& heap;          // this rank's shared-memory heap
+  int device_ordinal;     // the device this rank binds (-1 for the host backend)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device& device() = 0;
+  // The communicator collectives use. native = true selects the device's own library where the
+  // backend has one (NCCL for cuda); false selects host staging through shared memory. The cpu
+  // backend has only shared memory and returns it for both.
+  virtual Communicator& communicator(bool native) = 0;
+  // Releases communicators quickly after a failure (ncclCommAbort); the process exits next.
+  virtual void abort() noexcept {}
+};
+
+class BackendFactory {
+ public:
+  virtual ~BackendFactory() = default;
+  virtual std::string name() const = 0;
+  // Whether the backend can run on this machine; if not, `why` says why. Never initialises CUDA.
+  virtual bool isViable(std::string* why) const = 0;
+  // Devices usable by ranks, counted without initialising CUDA in this process.
+  virtual int deviceCount() const = 0;
+  // Called in the master before forking: throws UsageError if this process may not fork for this
+  // backend (CUDA already initialised here).
+  virtual void checkBeforeFork() const {}
+  // Called by every rank at once after fork, inside the startup step (it may use barriers, e.g.
+  // to pass the NCCL unique id). Throws on failure; the master reports the rank and message.
+  virtual std::unique_ptr<Backend> create(RankEnvironment& env) = 0;
+};
+
+class BackendRegistry {
+ public:
+  void add(std::unique_ptr<BackendFactory> factory);
+  // nullptr if none has that name.
+  BackendFactory* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<BackendFactory>> factories_;
+};
+
+}  // namespace synk

@@ -1,0 +1,70 @@
+#pragma once
+// The control plane: one anonymous shared mapping created by the master before fork and
+// inherited by every worker. It holds the barrier words, the command the master is issuing, and
+// one slot per rank for its status, error message and small per-barrier exchanges (shapes,
+// fingerprints, buffer locations). Large arguments travel in shared-memory blobs instead.
+//
+// Every field written by one process and read by another is ordered by a barrier (core/barrier.h):
+// the writer stores before arriving, readers load after passing. Fields that are rewritten at
+// every barrier are double-buffered by barrier-epoch parity, so a fast rank writing for the next
+// barrier never clobbers what a slow rank is still reading from the last one.
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace synk {
+
+inline constexpr int kMaxRanks = 64;
+inline constexpr size_t kMessageBytes = 4096;
+inline constexpr size_t kExchangeBytes = 32 * 1024;
+inline constexpr size_t kCommandBytes = 64 * 1024;
+inline constexpr uint64_t kControlMagic = 0x73796e6b63746c31ull;  // "synkctl1"
+
+// Why the session was aborted (ControlBlock::abort).
+enum class AbortReason : uint32_t { None = 0, PeerDied, Timeout, Fatal, Shutdown };
+
+struct alignas(64) RankSlot {
+  // Barrier epoch this rank has reached. Alone on its cache line: it is what peers spin on.
+  std::atomic<uint64_t> arrived;
+  char pad_[56];
+  // Per-barrier flags, indexed by epoch parity: whether the rank's work since the last barrier
+  // succeeded, and which barrier site it arrived at (a mismatch means ranks diverged).
+  uint32_t ok[2];
+  uint32_t site[2];
+  std::atomic<int32_t> pid;
+  // Result of the current command: 0 = ok, else the ErrorKind of core/command.h.
+  int32_t status;
+  char message[kMessageBytes];
+  // Small payloads published at a barrier, indexed by epoch parity.
+  alignas(64) std::byte exchange[2][kExchangeBytes];
+};
+
+struct ControlBlock {
+  uint64_t magic;
+  int32_t n_ranks;
+  int32_t master_rank;
+  pid_t master_pid;
+  // Set once, by whoever first sees a failure; every wait checks it.
+  std::atomic<uint32_t> abort;
+  int32_t abort_rank;
+  char abort_message[kMessageBytes];
+  // Futex word bumped whenever sleepers may need to re-check (a barrier arrival, an abort).
+  alignas(64) std::atomic<uint32_t> wake_word;
+  std::atomic<int32_t> sleepers;
+  // The command being executed (written by the master before the start barrier).
+  alignas(64) uint64_t command_seq;
+  uint32_t opcode;
+  uint32_t payload_bytes;
+  std::byte payload[kCommandBytes];
+  // n_ranks slots follow (flexible array).
+  alignas(64) RankSlot ranks[1];
+
+  static size_t bytesFor(int n_ranks) {
+    return sizeof(ControlBlock) + (static_cast<size_t>(n_ranks) - 1) * sizeof(RankSlot);
+  }
+  RankSlot& slot(int rank) { return ranks[rank]; }
+};
+
+}  // namespace synk

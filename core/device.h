@@ -1,0 +1,73 @@
+#pragma once
+// The compute device one rank owns: the host (CPU backend) or one GPU (CUDA backend).
+//
+// A Device is created in its rank's process after fork (never before: CUDA must not be
+// initialised in a process that forks). Device memory is what shared variables, function outputs
+// and slice accumulators live in. On the host device it is carved from the rank's shared-memory
+// heap (core/shm_heap.h), so the shared-memory collectives can read and write it from other ranks.
+//
+// Ordering: every operation is ordered after the previous ones issued to the same Device (one
+// CUDA stream). Work may still run when a call returns: host memory written by a device-to-host
+// copy, and host memory read by a host-to-device copy, may be touched by the host only after
+// synchronize() returns. On the host device everything completes before the call returns.
+#include <cstddef>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/reduce_op.h"
+
+namespace synk {
+
+class Waiter;
+
+enum class DeviceKind { Host = 0, Cuda = 1 };
+
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+// Opaque handles a model plugin may use on this rank (all null on the host device).
+struct DeviceHandles {
+  void* stream = nullptr;   // cudaStream_t the rank's work is ordered on
+  void* blas = nullptr;     // cublasHandle_t bound to that stream
+  void* comm = nullptr;     // ncclComm_t of the session, when NCCL is in use
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual DeviceKind kind() const = 0;
+  // GPU ordinal as CUDA numbers it in this process; -1 for the host.
+  virtual int ordinal() const = 0;
+  // For logs and messages: "cpu", "cuda:1 (NVIDIA H200)".
+  virtual std::string describe() const = 0;
+  bool isHost() const { return kind() == DeviceKind::Host; }
+
+  // Device memory, 256-byte aligned; allocate(0) returns a valid unique pointer.
+  // Throws SystemError/CudaError when memory is exhausted.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void release(void* pointer) noexcept = 0;
+
+  // Copies `bytes` bytes (asynchronously on CUDA: see Ordering). Host-side pointers may be any
+  // host memory; registered memory is faster.
+  virtual void copy(void* dst, const void* src, size_t bytes, CopyKind kind) = 0;
+  // Blocks until every operation issued so far has completed, polling `waiter` so a dead peer
+  // or the deadline ends the wait.
+  virtual void synchronize(Waiter& waiter) = 0;
+
+  // Element-wise kernels on device memory (see core/host_kernels.h for the host semantics).
+  // acc = op(acc, x); Avg accumulates like Sum.
+  virtual void accumulate(void* acc, const void* x, size_t count, DType dtype, ReduceOp op) = 0;
+  // buffer *= factor (floating dtypes).
+  virtual void scale(void* buffer, size_t count, DType dtype, double factor) = 0;
+  virtual void fillIdentity(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
+
+  // Host memory the device copies from or to repeatedly (Data segments, staging buffers): the
+  // CUDA device pins it with cudaHostRegister, the host device does nothing. unregister takes the
+  // pointer given to register.
+  virtual void registerHostMemory(void* pointer, size_t bytes) = 0;
+  virtual void unregisterHostMemory(void* pointer) noexcept = 0;
+
+  virtual DeviceHandles handles() const = 0;
+};
+
+}  // namespace synk

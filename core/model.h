@@ -1,0 +1,104 @@
+#pragma once
+// Models: what a plugin declares (shared variables and functions) and computes.
+//
+// The runtime sees models only through these interfaces; plugins/ implements them on top of the
+// C plugin ABI (plugins/abi/synk_plugin.h) with Boost.DLL. A Model is one loaded library; every
+// rank instantiates it once after fork, on its own Device, and calls its functions on its slice
+// of the data.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/array.h"
+#include "core/device.h"
+
+namespace synk {
+
+// plain: every rank has its own copy and updates it locally (Synkhronos semantics).
+// mirrored: kept identical on every rank; set only through broadcast or all_reduce.
+// rank_local: each rank updates its own copy; reading it from the master returns the reduction.
+enum class VariableKind : int32_t { Plain = 0, Mirrored = 1, RankLocal = 2 };
+enum class LocalReduction : int32_t { Sum = 0, Mean = 1 };
+const char* variableKindName(VariableKind kind);
+
+struct VariableSpec {
+  std::string name;
+  DType dtype = DType::Float32;
+  Shape shape;
+  Array initial;  // empty: zeros
+  VariableKind kind = VariableKind::Plain;
+  LocalReduction local_reduction = LocalReduction::Sum;  // rank_local only
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::Float32;
+  int ndim = 0;
+};
+
+struct FunctionSpec {
+  std::string name;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<std::string> reads;    // shared variables the function reads
+  std::vector<std::string> updates;  // shared variables it computes new values for
+};
+
+struct ModelSpec {
+  std::string name;
+  std::vector<VariableSpec> variables;
+  std::vector<FunctionSpec> functions;
+};
+
+// A tensor in device memory, as a function sees it.
+struct TensorRef {
+  void* data = nullptr;
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
+// One invocation of a function on one rank's slice.
+class CallFrame {
+ public:
+  virtual ~CallFrame() = default;
+  int function = 0;                  // index into ModelSpec::functions
+  std::vector<TensorRef> inputs;     // in FunctionSpec::inputs order (scattered rows or whole)
+  std::vector<TensorRef> reads;      // in FunctionSpec::reads order (sliceable ones sliced)
+  std::vector<TensorRef> updates;    // in FunctionSpec::updates order; write the new value here
+  // Allocates output `index` (FunctionSpec::outputs order) with `shape` in device memory and
+  // returns where to write it. The dtype and ndim are the declared ones.
+  virtual void* output(int index, const Shape& shape) = 0;
+};
+
+struct RankInfo {
+  int rank = 0;
+  int n_ranks = 1;
+  Device* device = nullptr;
+};
+
+class ModelInstance {
+ public:
+  virtual ~ModelInstance() = default;
+  // Throws PluginError with the plugin's message when the function fails.
+  virtual void call(CallFrame& frame) = 0;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelSpec& spec() const = 0;
+  // Where it came from (the plugin path), for messages.
+  virtual const std::string& source() const = 0;
+  // Creates this rank's instance (after fork, on the rank's device). Throws PluginError.
+  virtual std::unique_ptr<ModelInstance> instantiate(const RankInfo& info) = 0;
+};
+
+class ModelLoader {
+ public:
+  virtual ~ModelLoader() = default;
+  // Loads and validates a model; throws PluginError naming the file, symbol and versions.
+  virtual std::shared_ptr<Model> load(const std::string& path) = 0;
+};
+
+}  // namespace synk

@@ -1,0 +1,195 @@
+#include "core/process_group.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "core/error.h"
+
+namespace synk {
+namespace {
+
+std::string signalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* text = strsignal(sig);
+  return str("signal ", sig, " (", abbrev ? str("SIG", abbrev) : std::string("?"),
+             text ? str(": ", text) : std::string(), ")");
+}
+
+void writeSlotMessage(RankSlot& slot, const std::string& message) {
+  const size_t n = std::min(message.size(), kMessageBytes - 1);
+  std::memcpy(slot.message, message.data(), n);
+  slot.message[n] = '\0';
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping)
+    : options_(options),
+      mapping_(std::move(mapping)),
+      cb_(new (mapping_.data()) ControlBlock),
+      rank_(options.master_rank),
+      barrier_(*cb_, options.master_rank, options.n_ranks, options.spin),
+      pids_(options.n_ranks, 0),
+      reaped_(options.n_ranks, false) {}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& options,
+                                                   const WorkerMain& worker_main) {
+  if (options.n_ranks < 1 || options.n_ranks > kMaxRanks) {
+    throw InvalidArgument(str("fork: n_parallel must be in [1, ", kMaxRanks, "], got ",
+                              options.n_ranks));
+  }
+  if (options.master_rank < 0 || options.master_rank >= options.n_ranks) {
+    throw InvalidArgument(str("fork: master_rank ", options.master_rank, " is not a rank of ",
+                              options.n_ranks));
+  }
+  if (options.timeout.count() <= 0) throw InvalidArgument("fork: timeout must be positive");
+  SharedMapping mapping(ControlBlock::bytesFor(options.n_ranks));
+  std::unique_ptr<ProcessGroup> group(new ProcessGroup(options, std::move(mapping)));
+  ControlBlock& cb = *group->cb_;
+  cb.magic = kControlMagic;
+  cb.n_ranks = options.n_ranks;
+  cb.master_rank = options.master_rank;
+  cb.master_pid = getpid();
+  for (int r = 0; r < options.n_ranks; ++r) new (&cb.slot(r)) RankSlot{};
+  group->shm_prefix_ = sessionShmPrefix(cb.master_pid, randomToken());
+  group->pids_[options.master_rank] = cb.master_pid;
+  cb.slot(options.master_rank).pid = cb.master_pid;
+
+  // Buffered output would otherwise be written once by every process that inherits it.
+  std::fflush(nullptr);
+  for (int r = 0; r < options.n_ranks; ++r) {
+    if (r == options.master_rank) continue;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const int err = errno;
+      abortSession(cb, AbortReason::Fatal, options.master_rank, "fork failed");
+      group->shutdown(std::chrono::milliseconds(2000));
+      throw SystemError(str("fork of worker rank ", r), err);
+    }
+    if (pid == 0) group->runWorker(r, worker_main);
+    group->pids_[r] = pid;
+  }
+  return group;
+}
+
+void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
+  // Die with the master: a worker must never outlive it holding a GPU or shared memory.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != cb_->master_pid) _exit(kExitAborted);
+  rank_ = rank;
+  barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin);
+  pids_.assign(pids_.size(), 0);
+  cb_->slot(rank).pid = getpid();
+  int code = kExitFatal;
+  try {
+    code = worker_main(*this);
+  } catch (const std::exception& e) {
+    if (!aborted()) {
+      writeSlotMessage(cb_->slot(rank), e.what());
+      abortSession(*cb_, AbortReason::Fatal, rank, str("rank ", rank, " failed: ", e.what()));
+      code = kExitFatal;
+    } else {
+      code = kExitAborted;
+    }
+  } catch (...) {
+    abortSession(*cb_, AbortReason::Fatal, rank, str("rank ", rank, " failed: unknown exception"));
+  }
+  std::fflush(nullptr);
+  _exit(code);  // never run the master's atexit handlers or static destructors
+}
+
+ProcessGroup::~ProcessGroup() {
+  if (isMaster()) shutdown(std::chrono::milliseconds(2000));
+}
+
+pid_t ProcessGroup::pidOf(int rank) const { return cb_->slot(rank).pid.load(); }
+
+Waiter ProcessGroup::commandWaiter(std::string what) {
+  return Waiter(*cb_, this, Clock::now() + options_.timeout, std::move(what));
+}
+
+Waiter ProcessGroup::idleWaiter() {
+  return Waiter(*cb_, this, Waiter::never(), "waiting for the next command");
+}
+
+bool ProcessGroup::aborted() const { return cb_->abort.load(std::memory_order_acquire) != 0; }
+
+std::string ProcessGroup::describeExit(int rank, int wait_status) const {
+  std::string how;
+  if (WIFSIGNALED(wait_status)) {
+    how = str("was killed by ", signalName(WTERMSIG(wait_status)));
+  } else if (WIFEXITED(wait_status)) {
+    how = str("exited with code ", WEXITSTATUS(wait_status));
+    const char* message = cb_->slot(rank).message;
+    if (WEXITSTATUS(wait_status) == kExitFatal && message[0]) how += str(": ", message);
+  } else {
+    how = str("stopped (wait status ", wait_status, ")");
+  }
+  return str("rank ", rank, " (pid ", pids_[rank], ") ", how);
+}
+
+void ProcessGroup::check() {
+  if (!isMaster()) {
+    if (getppid() != cb_->master_pid) {
+      abortSession(*cb_, AbortReason::PeerDied, options_.master_rank, "the master process died");
+      throwAborted(*cb_);
+    }
+    return;
+  }
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank_ || reaped_[r]) continue;
+    int status = 0;
+    const pid_t got = waitpid(pids_[r], &status, WNOHANG);
+    if (got == pids_[r]) {
+      reaped_[r] = true;
+      const bool clean_quit = WIFEXITED(status) && WEXITSTATUS(status) == kExitOk;
+      if (!clean_quit || !aborted()) {
+        abortSession(*cb_, AbortReason::PeerDied, r, describeExit(r, status));
+      }
+    }
+  }
+  if (aborted()) throwAborted(*cb_);
+}
+
+void ProcessGroup::reapExited() {
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank_ || reaped_[r]) continue;
+    int status = 0;
+    if (waitpid(pids_[r], &status, WNOHANG) == pids_[r]) reaped_[r] = true;
+  }
+}
+
+void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
+  if (!isMaster() || shut_down_) return;
+  shut_down_ = true;
+  if (!aborted()) abortSession(*cb_, AbortReason::Shutdown, rank_, "session closed");
+  const auto deadline = Clock::now() + grace;
+  auto pending = [&] {
+    for (int r = 0; r < size(); ++r) {
+      if (r != rank_ && !reaped_[r]) return true;
+    }
+    return false;
+  };
+  reapExited();
+  while (pending() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    reapExited();
+  }
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank_ || reaped_[r]) continue;
+    kill(pids_[r], SIGKILL);
+    int status = 0;
+    waitpid(pids_[r], &status, 0);
+    reaped_[r] = true;
+  }
+  removeSegmentsWithPrefix(shm_prefix_);
+}
+
+}  // namespace synk

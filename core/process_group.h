@@ -1,0 +1,92 @@
+#pragma once
+// The processes of a session: the master (the user's process, rank `master_rank`) and one
+// forked worker per other rank, sharing one control block.
+//
+// Failure contract: the master notices a dead worker within milliseconds of its next wait (it
+// reaps its children while waiting), a worker notices a dead master at once (PR_SET_PDEATHSIG)
+// or at its next wait. Either marks the session aborted in the control block, every waiting
+// process wakes up and leaves, and the master's shutdown() kills what is left and removes every
+// shared-memory segment whose name carries the session's prefix.
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/barrier.h"
+#include "core/control_block.h"
+#include "core/shm_segment.h"
+#include "core/waiter.h"
+
+namespace synk {
+
+struct ProcessGroupOptions {
+  int n_ranks = 1;
+  int master_rank = 0;
+  // Deadline of every wait inside a command (a rank that does not arrive in time is reported).
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  // How long a waiting rank spins before it sleeps on a futex.
+  std::chrono::microseconds spin{200};
+};
+
+// Exit codes of worker processes.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFatal = 70;    // an error this rank could not report otherwise
+inline constexpr int kExitAborted = 71;  // left because the session was aborted
+
+class ProcessGroup : public Liveness {
+ public:
+  using WorkerMain = std::function<int(ProcessGroup&)>;
+
+  // Creates the control block and forks the workers. Each worker runs worker_main and exits with
+  // its result; only the master returns from create().
+  static std::unique_ptr<ProcessGroup> create(const ProcessGroupOptions& options,
+                                              const WorkerMain& worker_main);
+  ~ProcessGroup() override;
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return options_.n_ranks; }
+  int masterRank() const { return options_.master_rank; }
+  bool isMaster() const { return rank_ == options_.master_rank; }
+  pid_t pidOf(int rank) const;
+  ControlBlock& control() const { return *cb_; }
+  Barrier& barrier() { return barrier_; }
+  const std::string& shmPrefix() const { return shm_prefix_; }
+  std::chrono::milliseconds timeout() const { return options_.timeout; }
+
+  // A waiter with the session's deadline, starting now.
+  Waiter commandWaiter(std::string what);
+  // A waiter without deadline: a worker waiting for the master's next command.
+  Waiter idleWaiter();
+
+  // Liveness probe (see class comment). Throws PeerFailure once a peer is gone.
+  void check() override;
+  bool aborted() const;
+
+  // Master only. Waits up to `grace` for the workers to exit (they leave on a Quit command or an
+  // abort), SIGKILLs the rest, reaps them and removes the session's shared memory. Idempotent.
+  void shutdown(std::chrono::milliseconds grace);
+  // Master only: the exit description of a reaped worker ("killed by signal 9 (SIGKILL)").
+  std::string describeExit(int rank, int wait_status) const;
+
+ private:
+  ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping);
+  [[noreturn]] void runWorker(int rank, const WorkerMain& worker_main);
+  void reapExited();
+
+  ProcessGroupOptions options_;
+  SharedMapping mapping_;
+  ControlBlock* cb_;
+  int rank_;
+  Barrier barrier_;
+  std::string shm_prefix_;
+  std::vector<pid_t> pids_;      // by rank
+  std::vector<bool> reaped_;     // master: whether the worker's exit was collected
+  bool shut_down_ = false;
+};
+
+}  // namespace synk

@@ -1,0 +1,1 @@
+// Implemented in a follow-up step (see core/shm_heap.h).

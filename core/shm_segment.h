@@ -1,0 +1,74 @@
+#pragma once
+// POSIX shared memory, through Boost.Interprocess.
+//
+// Every named segment of a session is called "synk-<master pid>-<token>-<what>": the random
+// token keeps concurrent jobs apart (also across PID namespaces sharing /dev/shm), the pid lets
+// a later session sweep what a SIGKILLed master left behind. Segments are created O_EXCL with
+// mode 0600 and their pages are reserved with posix_fallocate, so a full /dev/shm is a clear
+// error at creation instead of a SIGBUS at first touch.
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace synk {
+
+// The prefix of every segment name of one session.
+std::string sessionShmPrefix(pid_t master_pid, uint64_t token);
+uint64_t randomToken();
+
+// A mapping of one named segment; unmapped on destruction (the name stays until remove()).
+class ShmSegment {
+ public:
+  ShmSegment() = default;
+  ShmSegment(ShmSegment&&) noexcept;
+  ShmSegment& operator=(ShmSegment&&) noexcept;
+  ~ShmSegment();
+
+  // Creates and maps a new segment of `bytes` (> 0). `what` names its use in error messages.
+  static ShmSegment create(const std::string& name, size_t bytes, const std::string& what);
+  // Maps an existing segment; its size must be at least `bytes`.
+  static ShmSegment open(const std::string& name, size_t bytes);
+  // Unlinks a name; a missing name is not an error.
+  static void remove(const std::string& name);
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+  explicit operator bool() const { return data_ != nullptr; }
+
+ private:
+  ShmSegment(std::string name, void* data, size_t size);
+  void unmap();
+
+  std::string name_;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Shared, anonymous memory inherited by forked children (the control block).
+class SharedMapping {
+ public:
+  explicit SharedMapping(size_t bytes);
+  SharedMapping(SharedMapping&&) noexcept;
+  SharedMapping& operator=(SharedMapping&&) = delete;
+  ~SharedMapping();
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Unlinks every /dev/shm entry whose name starts with `prefix`; returns how many.
+int removeSegmentsWithPrefix(const std::string& prefix);
+// Lists /dev/shm entries starting with `prefix` (for tests and diagnostics).
+int countSegmentsWithPrefix(const std::string& prefix);
+// Unlinks "synk-<pid>-..." segments of this user whose master pid no longer exists: what a
+// SIGKILLed master left behind. Returns how many.
+int sweepStaleSegments();
+
+}  // namespace synk

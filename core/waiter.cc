@@ -1,0 +1,65 @@
+#include "core/waiter.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace synk {
+namespace {
+// Transient value of ControlBlock::abort while the winner writes the message.
+constexpr uint32_t kAbortWriting = 0xffffffffu;
+}
+
+void wakeSleepers(ControlBlock& cb) {
+  cb.wake_word.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&cb.wake_word), FUTEX_WAKE, INT32_MAX, nullptr,
+          nullptr, 0);
+}
+
+bool abortSession(ControlBlock& cb, AbortReason reason, int rank, const std::string& message) {
+  uint32_t expected = 0;
+  const bool won = cb.abort.compare_exchange_strong(expected, kAbortWriting);
+  if (won) {
+    cb.abort_rank = rank;
+    const size_t n = std::min(message.size(), kMessageBytes - 1);
+    std::memcpy(cb.abort_message, message.data(), n);
+    cb.abort_message[n] = '\0';
+    cb.abort.store(static_cast<uint32_t>(reason), std::memory_order_release);
+  }
+  wakeSleepers(cb);
+  return won;
+}
+
+void throwAborted(ControlBlock& cb) {
+  uint32_t reason;
+  while ((reason = cb.abort.load(std::memory_order_acquire)) == kAbortWriting) {
+  }
+  const std::string message = cb.abort_message;
+  switch (static_cast<AbortReason>(reason)) {
+    case AbortReason::Timeout: throw Timeout(message);
+    case AbortReason::Shutdown: throw UsageError(str("the session was closed: ", message));
+    default: throw PeerFailure(cb.abort_rank, message);
+  }
+}
+
+Waiter::Waiter(ControlBlock& cb, Liveness* liveness, Clock::time_point deadline, std::string what)
+    : cb_(cb), liveness_(liveness), deadline_(deadline), next_probe_(Clock::now()),
+      what_(std::move(what)) {}
+
+void Waiter::check() {
+  if (cb_.abort.load(std::memory_order_acquire) != 0) throwAborted(cb_);
+  if (liveness_) {
+    const auto now = Clock::now();
+    if (now >= next_probe_) {
+      next_probe_ = now + kProbeInterval;
+      liveness_->check();
+    }
+  }
+}
+
+}  // namespace synk
