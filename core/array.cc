@@ -19,7 +19,8 @@ int64_t numElements(const Shape& shape) {
 
 std::string shapeString(const Shape& shape) {
   std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) out += str(i ? ", " : "", shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += str(i ? ", " : "", shape[i]);
   if (shape.size() == 1) out += ",";
   return out + ")";
 }
@@ -37,7 +38,8 @@ int64_t ArrayView::length() const {
 size_t ArrayView::rowBytes() const {
   if (shape_.empty()) throw InvalidArgument("a scalar has no rows");
   int64_t per_row = 1;
-  for (size_t i = 1; i < shape_.size(); ++i) per_row *= shape_[i];
+  for (size_t i = 1; i < shape_.size(); ++i)
+    per_row *= shape_[i];
   return static_cast<size_t>(per_row) * dtypeSize(dtype_);
 }
 
@@ -59,22 +61,21 @@ ArrayView ArrayView::row(int64_t index) const {
 
 void ArrayView::checkType(DType wanted) const {
   if (wanted != dtype_) {
-    throw InvalidArgument(
-        str("array holds ", dtypeName(dtype_), ", not ", dtypeName(wanted)));
+    throw InvalidArgument(str("array holds ", dtypeName(dtype_), ", not ", dtypeName(wanted)));
   }
 }
 
 size_t ArrayView::offsetOf(std::initializer_list<int64_t> index) const {
   if (index.size() != shape_.size()) {
-    throw InvalidArgument(str("index with ", index.size(), " entries for an array of ndim ",
-                              shape_.size()));
+    throw InvalidArgument(
+        str("index with ", index.size(), " entries for an array of ndim ", shape_.size()));
   }
   size_t offset = 0;
   size_t axis = 0;
   for (int64_t i : index) {
     if (i < 0 || i >= shape_[axis]) {
-      throw InvalidArgument(str("index ", i, " out of range for axis ", axis, " of shape ",
-                                shapeString(shape_)));
+      throw InvalidArgument(
+          str("index ", i, " out of range for axis ", axis, " of shape ", shapeString(shape_)));
     }
     offset = offset * static_cast<size_t>(shape_[axis]) + static_cast<size_t>(i);
     ++axis;
@@ -119,7 +120,9 @@ Array Array::reshaped(Shape shape) const {
   return out;
 }
 
-std::string Array::toString() const { return synk::toString(view()); }
+std::string Array::toString() const {
+  return synk::toString(view());
+}
 
 namespace {
 void printAxis(std::ostringstream& out, const ArrayView& v, size_t axis, int64_t& flat_index) {
@@ -146,6 +149,19 @@ std::string toString(const ArrayView& view) {
   int64_t flat_index = 0;
   printAxis(out, view, 0, flat_index);
   return out.str();
+}
+
+Array conditionValue(const ArrayView& value, DType dtype, int ndim, bool force_cast,
+                     const std::string& what) {
+  if (value.ndim() != ndim) {
+    throw InvalidArgument(str(what, ": value has ndim ", value.ndim(), " (shape ",
+                              shapeString(value.shape()), "), expected ndim ", ndim));
+  }
+  if (!force_cast && !canCastSafely(value.dtype(), dtype)) {
+    throw InvalidArgument(str(what, ": cannot safely cast ", dtypeName(value.dtype()), " to ",
+                              dtypeName(dtype), " (pass force_cast to convert anyway)"));
+  }
+  return Array::copyOf(value).castTo(dtype);
 }
 
 }  // namespace synk

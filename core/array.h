@@ -20,14 +20,22 @@ std::string shapeString(const Shape& shape);  // "(100, 10)", "()" for a scalar
 
 template <typename T>
 constexpr DType dtypeOf() {
-  if constexpr (std::is_same_v<T, float>) return DType::Float32;
-  else if constexpr (std::is_same_v<T, double>) return DType::Float64;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::Int32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::Int64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DType::UInt8;
-  else if constexpr (std::is_same_v<T, Half>) return DType::Float16;
-  else if constexpr (std::is_same_v<T, BFloat16>) return DType::BFloat16;
-  else static_assert(sizeof(T) == 0, "not a synk element type");
+  if constexpr (std::is_same_v<T, float>)
+    return DType::Float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::Float64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DType::Int32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::Int64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DType::UInt8;
+  else if constexpr (std::is_same_v<T, Half>)
+    return DType::Float16;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return DType::BFloat16;
+  else
+    static_assert(sizeof(T) == 0, "not a synk element type");
 }
 
 class ArrayView {
@@ -79,8 +87,8 @@ class Array {
   static Array of(Shape shape, const std::vector<T>& values) {
     Array out(dtypeOf<T>(), std::move(shape));
     if (static_cast<int64_t>(values.size()) != out.size()) {
-      throw InvalidArgument(str("Array::of: ", values.size(), " values for shape ",
-                                shapeString(out.shape())));
+      throw InvalidArgument(
+          str("Array::of: ", values.size(), " values for shape ", shapeString(out.shape())));
     }
     std::copy(values.begin(), values.end(), static_cast<T*>(out.data()));
     return out;
@@ -96,7 +104,9 @@ class Array {
   }
 
   // Views alias this array's bytes (a const Array yields a writable view: the caller decides).
-  ArrayView view() const { return ArrayView(const_cast<std::byte*>(bytes_.data()), dtype_, shape_); }
+  ArrayView view() const {
+    return ArrayView(const_cast<std::byte*>(bytes_.data()), dtype_, shape_);
+  }
   operator ArrayView() const { return view(); }
 
   void* data() { return bytes_.data(); }
@@ -139,5 +149,11 @@ class Array {
 };
 
 std::string toString(const ArrayView& view);
+
+// The value as it would be stored in an array of `dtype` and `ndim`: the ndim must match and the
+// dtype cast must be safe (canCastSafely) unless force_cast. `what` names the destination in the
+// InvalidArgument message.
+Array conditionValue(const ArrayView& value, DType dtype, int ndim, bool force_cast,
+                     const std::string& what);
 
 }  // namespace synk

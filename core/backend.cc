@@ -21,7 +21,8 @@ BackendFactory* BackendRegistry::find(const std::string& name) const {
 
 std::vector<std::string> BackendRegistry::names() const {
   std::vector<std::string> out;
-  for (const auto& factory : factories_) out.push_back(factory->name());
+  for (const auto& factory : factories_)
+    out.push_back(factory->name());
   return out;
 }
 

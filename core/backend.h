@@ -16,9 +16,9 @@ class ShmHeap;
 
 // What a backend gets to set up one rank, in that rank's process, after fork.
 struct RankEnvironment {
-  ProcessGroup& group;    // rank, size, barrier and waiters of the session
-  ShmHeap& heap;          // this rank's shared-memory heap
-  int device_ordinal;     // the device this rank binds (-1 for the host backend)
+  ProcessGroup& group;  // rank, size, barrier and waiters of the session
+  ShmHeap& heap;        // this rank's shared-memory heap
+  int device_ordinal;   // the device this rank binds (-1 for the host backend)
 };
 
 class Backend {

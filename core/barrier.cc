@@ -27,13 +27,20 @@ void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nano
 
 const char* barrierSiteName(uint32_t site) {
   switch (static_cast<BarrierSite>(site)) {
-    case BarrierSite::Startup: return "startup";
-    case BarrierSite::CommandStart: return "command start";
-    case BarrierSite::CommandEnd: return "command end";
-    case BarrierSite::Agree: return "agree";
-    case BarrierSite::Exchange: return "exchange";
-    case BarrierSite::CollectiveIn: return "collective in";
-    case BarrierSite::CollectiveOut: return "collective out";
+    case BarrierSite::Startup:
+      return "startup";
+    case BarrierSite::CommandStart:
+      return "command start";
+    case BarrierSite::CommandEnd:
+      return "command end";
+    case BarrierSite::Agree:
+      return "agree";
+    case BarrierSite::Exchange:
+      return "exchange";
+    case BarrierSite::CollectiveIn:
+      return "collective in";
+    case BarrierSite::CollectiveOut:
+      return "collective out";
   }
   return "unknown";
 }
@@ -41,13 +48,17 @@ const char* barrierSiteName(uint32_t site) {
 Barrier::Barrier(ControlBlock& cb, int rank, int n_ranks, std::chrono::microseconds spin)
     : cb_(&cb), rank_(rank), n_(n_ranks), spin_(spin) {}
 
-std::byte* Barrier::outbox() { return cb_->slot(rank_).exchange[(epoch_ + 1) & 1]; }
+std::byte* Barrier::outbox() {
+  return cb_->slot(rank_).exchange[(epoch_ + 1) & 1];
+}
 
 const std::byte* Barrier::exchangeOf(int rank) const {
   return cb_->slot(rank).exchange[epoch_ & 1];
 }
 
-bool Barrier::okOf(int rank) const { return cb_->slot(rank).ok[epoch_ & 1] != 0; }
+bool Barrier::okOf(int rank) const {
+  return cb_->slot(rank).ok[epoch_ & 1] != 0;
+}
 
 bool Barrier::arrive(Waiter& waiter, BarrierSite site, bool ok) {
   const uint64_t epoch = ++epoch_;
@@ -59,7 +70,8 @@ bool Barrier::arrive(Waiter& waiter, BarrierSite site, bool ok) {
   waitForAll(waiter, epoch);
   checkSites(epoch, static_cast<uint32_t>(site));
   bool all_ok = true;
-  for (int r = 0; r < n_; ++r) all_ok = all_ok && cb_->slot(r).ok[epoch & 1] != 0;
+  for (int r = 0; r < n_; ++r)
+    all_ok = all_ok && cb_->slot(r).ok[epoch & 1] != 0;
   return all_ok;
 }
 

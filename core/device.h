@@ -11,6 +11,7 @@
 // copy, and host memory read by a host-to-device copy, may be touched by the host only after
 // synchronize() returns. On the host device everything completes before the call returns.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "core/dtype.h"
@@ -26,9 +27,9 @@ enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 
 // Opaque handles a model plugin may use on this rank (all null on the host device).
 struct DeviceHandles {
-  void* stream = nullptr;   // cudaStream_t the rank's work is ordered on
-  void* blas = nullptr;     // cublasHandle_t bound to that stream
-  void* comm = nullptr;     // ncclComm_t of the session, when NCCL is in use
+  void* stream = nullptr;  // cudaStream_t the rank's work is ordered on
+  void* blas = nullptr;    // cublasHandle_t bound to that stream
+  void* comm = nullptr;    // ncclComm_t of the session, when NCCL is in use
 };
 
 class Device {
@@ -60,6 +61,10 @@ class Device {
   // buffer *= factor (floating dtypes).
   virtual void scale(void* buffer, size_t count, DType dtype, double factor) = 0;
   virtual void fillIdentity(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
+  // Row i of dst = row rows[i] of src (row_bytes each; dst and src in device memory, rows on the
+  // host). The default issues one device-to-device copy per row; a backend may use a kernel.
+  virtual void gatherRows(void* dst, const void* src, size_t row_bytes, const int64_t* rows,
+                          size_t count);
 
   // Host memory the device copies from or to repeatedly (Data segments, staging buffers): the
   // CUDA device pins it with cudaHostRegister, the host device does nothing. unregister takes the

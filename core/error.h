@@ -108,33 +108,33 @@ namespace detail {
 }  // namespace synk
 
 // Internal invariants: throw InternalError with file:line, the expression and a message.
-#define SYNK_CHECK(cond, ...)                                                         \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      ::synk::detail::throwCheckFailure(__FILE__, __LINE__, #cond,                    \
+#define SYNK_CHECK(cond, ...)                                                        \
+  do {                                                                               \
+    if (!(cond)) {                                                                   \
+      ::synk::detail::throwCheckFailure(__FILE__, __LINE__, #cond,                   \
                                         ::synk::str("" __VA_OPT__(, ) __VA_ARGS__)); \
-    }                                                                                 \
+    }                                                                                \
   } while (0)
 
 // Equality invariant printing both values.
-#define SYNK_CHECK_EQ(a, b, ...)                                                        \
-  do {                                                                                  \
-    const auto& synk_check_a_ = (a);                                                    \
-    const auto& synk_check_b_ = (b);                                                    \
-    if (!(synk_check_a_ == synk_check_b_)) {                                            \
-      ::synk::detail::throwCheckFailure(                                                \
-          __FILE__, __LINE__, #a " == " #b,                                             \
+#define SYNK_CHECK_EQ(a, b, ...)                                                               \
+  do {                                                                                         \
+    const auto& synk_check_a_ = (a);                                                           \
+    const auto& synk_check_b_ = (b);                                                           \
+    if (!(synk_check_a_ == synk_check_b_)) {                                                   \
+      ::synk::detail::throwCheckFailure(                                                       \
+          __FILE__, __LINE__, #a " == " #b,                                                    \
           ::synk::str(synk_check_a_, " vs ", synk_check_b_ __VA_OPT__(, ": ", ) __VA_ARGS__)); \
-    }                                                                                   \
+    }                                                                                          \
   } while (0)
 
 // POSIX calls returning -1 (or a negative value) and setting errno: throw SystemError.
-#define SYNK_SYSCALL_CHECK(expr, ...)                                                   \
-  ([&]() {                                                                              \
-    auto synk_rc_ = (expr);                                                             \
-    if (synk_rc_ < 0) {                                                                 \
-      ::synk::detail::throwSyscallFailure(__FILE__, __LINE__, #expr,                    \
+#define SYNK_SYSCALL_CHECK(expr, ...)                                                         \
+  ([&]() {                                                                                    \
+    auto synk_rc_ = (expr);                                                                   \
+    if (synk_rc_ < 0) {                                                                       \
+      ::synk::detail::throwSyscallFailure(__FILE__, __LINE__, #expr,                          \
                                           ::synk::str("" __VA_OPT__(, ) __VA_ARGS__), errno); \
-    }                                                                                   \
-    return synk_rc_;                                                                    \
+    }                                                                                         \
+    return synk_rc_;                                                                          \
   }())

@@ -13,25 +13,33 @@ namespace {
 
 // Arithmetic type used to compute with a storage type.
 template <typename T>
-using Compute = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+using Compute =
+    std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
 template <typename T>
 inline Compute<T> load(T v) {
-  if constexpr (std::is_same_v<T, Half>) return halfToFloat(v.bits);
-  else if constexpr (std::is_same_v<T, BFloat16>) return bfloat16ToFloat(v.bits);
-  else return v;
+  if constexpr (std::is_same_v<T, Half>)
+    return halfToFloat(v.bits);
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return bfloat16ToFloat(v.bits);
+  else
+    return v;
 }
 
 template <typename T, typename V>
 inline T store(V v) {
-  if constexpr (std::is_same_v<T, Half>) return Half{floatToHalf(static_cast<float>(v))};
-  else if constexpr (std::is_same_v<T, BFloat16>) return BFloat16{floatToBFloat16(static_cast<float>(v))};
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, Half>)
+    return Half{floatToHalf(static_cast<float>(v))};
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16{floatToBFloat16(static_cast<float>(v))};
+  else
+    return static_cast<T>(v);
 }
 
 template <typename T, typename Op>
 void accumulateLoop(T* __restrict acc, const T* __restrict x, size_t count, Op op) {
-  for (size_t i = 0; i < count; ++i) acc[i] = store<T>(op(load(acc[i]), load(x[i])));
+  for (size_t i = 0; i < count; ++i)
+    acc[i] = store<T>(op(load(acc[i]), load(x[i])));
 }
 
 template <typename T>
@@ -41,11 +49,16 @@ void accumulateTyped(void* acc_raw, const void* x_raw, size_t count, ReduceOp op
   using C = Compute<T>;
   switch (op) {
     case ReduceOp::Avg:
-    case ReduceOp::Sum: return accumulateLoop(acc, x, count, [](C a, C b) { return C(a + b); });
-    case ReduceOp::Prod: return accumulateLoop(acc, x, count, [](C a, C b) { return C(a * b); });
-    case ReduceOp::Max: return accumulateLoop(acc, x, count, [](C a, C b) { return std::max(a, b); });
-    case ReduceOp::Min: return accumulateLoop(acc, x, count, [](C a, C b) { return std::min(a, b); });
-    default: break;
+    case ReduceOp::Sum:
+      return accumulateLoop(acc, x, count, [](C a, C b) { return C(a + b); });
+    case ReduceOp::Prod:
+      return accumulateLoop(acc, x, count, [](C a, C b) { return C(a * b); });
+    case ReduceOp::Max:
+      return accumulateLoop(acc, x, count, [](C a, C b) { return std::max(a, b); });
+    case ReduceOp::Min:
+      return accumulateLoop(acc, x, count, [](C a, C b) { return std::min(a, b); });
+    default:
+      break;
   }
   throw InternalError(str("accumulate: op '", reduceOpName(op), "' is not element-wise"));
 }
@@ -85,7 +98,8 @@ void scaleCopy(void* dst, const void* src, size_t count, DType dtype, double fac
     T* d = static_cast<T*>(dst);
     const T* s = static_cast<const T*>(src);
     const C f = static_cast<C>(factor);
-    for (size_t i = 0; i < count; ++i) d[i] = store<T>(load(s[i]) * f);
+    for (size_t i = 0; i < count; ++i)
+      d[i] = store<T>(load(s[i]) * f);
   });
 }
 
@@ -95,7 +109,9 @@ void fillIdentity(void* buf, size_t count, DType dtype, ReduceOp op) {
     using C = Compute<T>;
     C value{};
     switch (op) {
-      case ReduceOp::Prod: value = C(1); break;
+      case ReduceOp::Prod:
+        value = C(1);
+        break;
       case ReduceOp::Max:
         value = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                      : std::numeric_limits<C>::lowest();
@@ -104,7 +120,9 @@ void fillIdentity(void* buf, size_t count, DType dtype, ReduceOp op) {
         value = std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity()
                                                      : std::numeric_limits<C>::max();
         break;
-      default: value = C(0); break;
+      default:
+        value = C(0);
+        break;
     }
     std::fill_n(static_cast<T*>(buf), count, store<T>(value));
   });

@@ -2,9 +2,9 @@
 // Models: what a plugin declares (shared variables and functions) and computes.
 //
 // The runtime sees models only through these interfaces; plugins/ implements them on top of the
-// C plugin ABI (plugins/abi/synk_plugin.h) with Boost.DLL. A Model is one loaded library; every
-// rank instantiates it once after fork, on its own Device, and calls its functions on its slice
-// of the data.
+// C plugin ABI (plugins/abi/synk_plugin.h) with Boost.DLL. A LoadedModel is one loaded library;
+// every rank instantiates it once after fork, on its own Device, and calls its functions on its
+// slice of the data. (The user-facing handle synk::Model, core/session.h, refers to one.)
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,10 +62,10 @@ struct TensorRef {
 class CallFrame {
  public:
   virtual ~CallFrame() = default;
-  int function = 0;                  // index into ModelSpec::functions
-  std::vector<TensorRef> inputs;     // in FunctionSpec::inputs order (scattered rows or whole)
-  std::vector<TensorRef> reads;      // in FunctionSpec::reads order (sliceable ones sliced)
-  std::vector<TensorRef> updates;    // in FunctionSpec::updates order; write the new value here
+  int function = 0;                // index into ModelSpec::functions
+  std::vector<TensorRef> inputs;   // in FunctionSpec::inputs order (scattered rows or whole)
+  std::vector<TensorRef> reads;    // in FunctionSpec::reads order (sliceable ones sliced)
+  std::vector<TensorRef> updates;  // in FunctionSpec::updates order; write the new value here
   // Allocates output `index` (FunctionSpec::outputs order) with `shape` in device memory and
   // returns where to write it. The dtype and ndim are the declared ones.
   virtual void* output(int index, const Shape& shape) = 0;
@@ -84,9 +84,9 @@ class ModelInstance {
   virtual void call(CallFrame& frame) = 0;
 };
 
-class Model {
+class LoadedModel {
  public:
-  virtual ~Model() = default;
+  virtual ~LoadedModel() = default;
   virtual const ModelSpec& spec() const = 0;
   // Where it came from (the plugin path), for messages.
   virtual const std::string& source() const = 0;
@@ -98,7 +98,7 @@ class ModelLoader {
  public:
   virtual ~ModelLoader() = default;
   // Loads and validates a model; throws PluginError naming the file, symbol and versions.
-  virtual std::shared_ptr<Model> load(const std::string& path) = 0;
+  virtual std::shared_ptr<LoadedModel> load(const std::string& path) = 0;
 };
 
 }  // namespace synk

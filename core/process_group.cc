@@ -42,12 +42,12 @@ ProcessGroup::ProcessGroup(const ProcessGroupOptions& options, SharedMapping map
 std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& options,
                                                    const WorkerMain& worker_main) {
   if (options.n_ranks < 1 || options.n_ranks > kMaxRanks) {
-    throw InvalidArgument(str("fork: n_parallel must be in [1, ", kMaxRanks, "], got ",
-                              options.n_ranks));
+    throw InvalidArgument(
+        str("fork: n_parallel must be in [1, ", kMaxRanks, "], got ", options.n_ranks));
   }
   if (options.master_rank < 0 || options.master_rank >= options.n_ranks) {
-    throw InvalidArgument(str("fork: master_rank ", options.master_rank, " is not a rank of ",
-                              options.n_ranks));
+    throw InvalidArgument(
+        str("fork: master_rank ", options.master_rank, " is not a rank of ", options.n_ranks));
   }
   if (options.timeout.count() <= 0) throw InvalidArgument("fork: timeout must be positive");
   SharedMapping mapping(ControlBlock::bytesFor(options.n_ranks));
@@ -57,7 +57,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
   cb.n_ranks = options.n_ranks;
   cb.master_rank = options.master_rank;
   cb.master_pid = getpid();
-  for (int r = 0; r < options.n_ranks; ++r) new (&cb.slot(r)) RankSlot{};
+  for (int r = 0; r < options.n_ranks; ++r)
+    new (&cb.slot(r)) RankSlot{};
   group->shm_prefix_ = sessionShmPrefix(cb.master_pid, randomToken());
   group->pids_[options.master_rank] = cb.master_pid;
   cb.slot(options.master_rank).pid = cb.master_pid;
@@ -109,7 +110,9 @@ ProcessGroup::~ProcessGroup() {
   if (isMaster()) shutdown(std::chrono::milliseconds(2000));
 }
 
-pid_t ProcessGroup::pidOf(int rank) const { return cb_->slot(rank).pid.load(); }
+pid_t ProcessGroup::pidOf(int rank) const {
+  return cb_->slot(rank).pid.load();
+}
 
 Waiter ProcessGroup::commandWaiter(std::string what) {
   return Waiter(*cb_, this, Clock::now() + options_.timeout, std::move(what));
@@ -119,7 +122,9 @@ Waiter ProcessGroup::idleWaiter() {
   return Waiter(*cb_, this, Waiter::never(), "waiting for the next command");
 }
 
-bool ProcessGroup::aborted() const { return cb_->abort.load(std::memory_order_acquire) != 0; }
+bool ProcessGroup::aborted() const {
+  return cb_->abort.load(std::memory_order_acquire) != 0;
+}
 
 std::string ProcessGroup::describeExit(int rank, int wait_status) const {
   std::string how;

@@ -84,8 +84,8 @@ class ProcessGroup : public Liveness {
   int rank_;
   Barrier barrier_;
   std::string shm_prefix_;
-  std::vector<pid_t> pids_;      // by rank
-  std::vector<bool> reaped_;     // master: whether the worker's exit was collected
+  std::vector<pid_t> pids_;   // by rank
+  std::vector<bool> reaped_;  // master: whether the worker's exit was collected
   bool shut_down_ = false;
 };
 

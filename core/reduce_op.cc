@@ -7,7 +7,9 @@ namespace {
 constexpr const char* kNames[] = {"avg", "sum", "prod", "max", "min", "gather", "none"};
 }
 
-const char* reduceOpName(ReduceOp op) { return kNames[static_cast<int>(op)]; }
+const char* reduceOpName(ReduceOp op) {
+  return kNames[static_cast<int>(op)];
+}
 
 ReduceOp parseReduceOp(std::string_view name, std::string_view where) {
   for (int i = 0; i < 7; ++i) {
@@ -17,7 +19,9 @@ ReduceOp parseReduceOp(std::string_view name, std::string_view where) {
                             "' (valid: avg, sum, prod, max, min, gather, none)"));
 }
 
-bool isElementwise(ReduceOp op) { return op != ReduceOp::Gather && op != ReduceOp::None; }
+bool isElementwise(ReduceOp op) {
+  return op != ReduceOp::Gather && op != ReduceOp::None;
+}
 
 void checkCollectiveOp(ReduceOp op, DType dtype, std::string_view where) {
   if (!isElementwise(op)) {
@@ -25,8 +29,8 @@ void checkCollectiveOp(ReduceOp op, DType dtype, std::string_view where) {
                               "' is not a collective op (valid: avg, sum, prod, max, min)"));
   }
   if (op == ReduceOp::Avg && !isFloating(dtype)) {
-    throw InvalidArgument(str(where, ": 'avg' needs a floating-point dtype, got ",
-                              dtypeName(dtype), " (use 'sum')"));
+    throw InvalidArgument(
+        str(where, ": 'avg' needs a floating-point dtype, got ", dtypeName(dtype), " (use 'sum')"));
   }
 }
 

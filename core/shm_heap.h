@@ -49,6 +49,7 @@ class ShmHeap {
   void* resolve(const ShmLocation& location);
 
   // Called with (base, bytes) of every new segment of this heap: the CUDA backend pins them.
+  // Segments that already exist are reported when the observer is set.
   void setSegmentObserver(std::function<void(void*, size_t)> observer);
 
   int rank() const { return rank_; }
@@ -62,8 +63,8 @@ class ShmHeap {
   std::string prefix_;
   int rank_;
   std::vector<std::unique_ptr<Segment>> segments_;
-  std::map<uintptr_t, int> by_base_;                  // own segment base -> index
-  std::map<std::pair<int, int>, ShmSegment> peers_;   // (rank, index) -> mapping
+  std::map<uintptr_t, int> by_base_;                 // own segment base -> index
+  std::map<std::pair<int, int>, ShmSegment> peers_;  // (rank, index) -> mapping
   std::function<void(void*, size_t)> observer_;
 };
 

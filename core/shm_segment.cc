@@ -38,9 +38,8 @@ std::string mib(double bytes) {
     room = str(mib(double(fs.f_bavail) * fs.f_frsize), " free of ",
                mib(double(fs.f_blocks) * fs.f_frsize));
   }
-  throw SystemError(str("cannot reserve ", mib(double(bytes)), " of shared memory for ", what,
-                        ": ", kShmDir, " has ", room,
-                        " (raise its size; in Docker pass --shm-size)"),
+  throw SystemError(str("cannot reserve ", mib(double(bytes)), " of shared memory for ", what, ": ",
+                        kShmDir, " has ", room, " (raise its size; in Docker pass --shm-size)"),
                     err);
 }
 
@@ -84,7 +83,9 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
   return *this;
 }
 
-ShmSegment::~ShmSegment() { unmap(); }
+ShmSegment::~ShmSegment() {
+  unmap();
+}
 
 void ShmSegment::unmap() {
   if (data_) munmap(data_, size_);
@@ -128,13 +129,12 @@ ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
     bip::offset_t actual = 0;
     shm.get_size(actual);
     if (static_cast<size_t>(actual) < bytes) {
-      throw InternalError(str("shared memory '", name, "' holds ", actual, " bytes, expected ",
-                              bytes));
+      throw InternalError(
+          str("shared memory '", name, "' holds ", actual, " bytes, expected ", bytes));
     }
     return ShmSegment(name, mapFd(shm.get_mapping_handle().handle, bytes, name), bytes);
   } catch (const bip::interprocess_exception& e) {
-    throw SystemError(str("opening shared memory '", name, "': ", e.what()),
-                      e.get_native_error());
+    throw SystemError(str("opening shared memory '", name, "': ", e.what()), e.get_native_error());
   }
 }
 
@@ -175,9 +175,8 @@ int forEachShmEntry(const std::string& prefix, Fn&& fn) {
 }  // namespace
 
 int removeSegmentsWithPrefix(const std::string& prefix) {
-  return forEachShmEntry(prefix, [](const std::string& name) {
-    return shm_unlink(("/" + name).c_str()) == 0;
-  });
+  return forEachShmEntry(
+      prefix, [](const std::string& name) { return shm_unlink(("/" + name).c_str()) == 0; });
 }
 
 int countSegmentsWithPrefix(const std::string& prefix) {

@@ -13,7 +13,7 @@ namespace synk {
 namespace {
 // Transient value of ControlBlock::abort while the winner writes the message.
 constexpr uint32_t kAbortWriting = 0xffffffffu;
-}
+}  // namespace
 
 void wakeSleepers(ControlBlock& cb) {
   cb.wake_word.fetch_add(1, std::memory_order_seq_cst);
@@ -41,14 +41,20 @@ void throwAborted(ControlBlock& cb) {
   }
   const std::string message = cb.abort_message;
   switch (static_cast<AbortReason>(reason)) {
-    case AbortReason::Timeout: throw Timeout(message);
-    case AbortReason::Shutdown: throw UsageError(str("the session was closed: ", message));
-    default: throw PeerFailure(cb.abort_rank, message);
+    case AbortReason::Timeout:
+      throw Timeout(message);
+    case AbortReason::Shutdown:
+      throw UsageError(str("the session was closed: ", message));
+    default:
+      throw PeerFailure(cb.abort_rank, message);
   }
 }
 
 Waiter::Waiter(ControlBlock& cb, Liveness* liveness, Clock::time_point deadline, std::string what)
-    : cb_(cb), liveness_(liveness), deadline_(deadline), next_probe_(Clock::now()),
+    : cb_(cb),
+      liveness_(liveness),
+      deadline_(deadline),
+      next_probe_(Clock::now()),
       what_(std::move(what)) {}
 
 void Waiter::check() {

@@ -1,0 +1,157 @@
+// Function calls, master side: validate everything the master can know before any rank moves,
+// then run the call step (call_exec.cc) and return the master's reduced outputs.
+#include <algorithm>
+
+#include "core/call_request.h"
+#include "core/data_impl.h"
+#include "core/error.h"
+#include "core/session_core.h"
+
+namespace synk::detail {
+namespace {
+
+std::string inputLabel(const FunctionSpec& spec, size_t i) {
+  return str("function '", spec.name, "' input '", spec.inputs[i].name, "'");
+}
+
+// Rows the batch selects, checked against every scattered input.
+int64_t checkBatch(const FunctionSpec& spec, const FunctionBinding& b,
+                   const std::vector<const DataImpl*>& data, const Selection& batch) {
+  if (batch.isAll()) {
+    // Every scattered input is used whole: they must agree on their length.
+    int64_t rows = -1;
+    size_t first = 0;
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (b.broadcast[i]) continue;
+      const int64_t length = data[i]->shape()[0];
+      if (rows >= 0 && length != rows) {
+        throw InvalidArgument(
+            str("function '", spec.name, "': scattered inputs of unequal length: '",
+                spec.inputs[first].name, "' has ", rows, " rows, '", spec.inputs[i].name, "' has ",
+                length, " (select rows with batch, or make them equal)"));
+      }
+      if (rows < 0) {
+        rows = length;
+        first = i;
+      }
+    }
+    return rows;
+  }
+  const int64_t rows = batch.size(0);
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (b.broadcast[i]) continue;
+    const int64_t length = data[i]->shape()[0];
+    if (!data[i]->minibatch()) {
+      batch.check(length, str("batch for ", inputLabel(spec, i)));
+      continue;
+    }
+    // Minibatch data is indexed relative to the batch's first row.
+    const int64_t needed = batch.isContiguous() ? rows : batch.extent() - batch.first();
+    if (length < needed) {
+      throw InvalidArgument(str(inputLabel(spec, i), " is minibatch data of ", length,
+                                " rows; the batch needs ", needed));
+    }
+  }
+  return rows;
+}
+
+void checkBatchS(const FunctionSpec& spec, const FunctionBinding& b, const CallOptions& options,
+                 int64_t batch_rows, int n_ranks) {
+  const std::string where = str("function '", spec.name, "'");
+  if (options.batch_s.empty()) return;
+  if (!b.hasSliceableReads()) {
+    throw InvalidArgument(str(where,
+                              ": batch_s given but the function has no sliceable "
+                              "variables (bind them with FunctionOptions::sliceable)"));
+  }
+  const size_t n = options.batch_s.size();
+  if (n != 1 && n != static_cast<size_t>(n_ranks)) {
+    throw InvalidArgument(str(where, ": batch_s has ", n, " selections for ", n_ranks,
+                              " ranks (give one for every rank, or one per rank)"));
+  }
+  if (batch_rows < 0) return;
+  // With scattered inputs too, each rank's batch_s must select exactly its share of the batch.
+  for (int r = 0; r < n_ranks; ++r) {
+    const Selection& s = options.batch_s[n == 1 ? 0 : static_cast<size_t>(r)];
+    if (s.isAll()) continue;  // known on the rank only (the variable's length)
+    const int64_t share = splitRows(batch_rows, n_ranks, r).size();
+    if (s.size(0) != share) {
+      throw InvalidArgument(str(where, ": batch_s for rank ", r, " selects ", s.size(0),
+                                " rows but the rank's share of the batch is ", share, " rows"));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data>& inputs,
+                                             const CallOptions& options) {
+  ensureOpen();
+  if (!binding(id).distributed) distribute();
+  const FunctionBinding& b = binding(id);
+  const FunctionSpec& spec = functionSpec(id);
+  if (inputs.size() != spec.inputs.size()) {
+    std::string names;
+    for (const TensorSpec& t : spec.inputs)
+      names += str(names.empty() ? "" : ", ", t.name);
+    throw InvalidArgument(str("function '", spec.name, "' takes ", spec.inputs.size(),
+                              " input(s) (", names, "), got ", inputs.size()));
+  }
+  if (options.num_slices < 1) {
+    throw InvalidArgument(
+        str("function '", spec.name, "': num_slices must be >= 1, got ", options.num_slices));
+  }
+  if (options.num_slices > 1) {
+    const ModelSpec& mspec = modelState(b.model).spec();
+    for (size_t u = 0; u < b.update_vars.size(); ++u) {
+      const VariableSpec& var = mspec.variables[b.update_vars[u]];
+      checkCollectiveOp(b.update_ops[u], var.dtype,
+                        str("function '", spec.name,
+                            "' with num_slices > 1: combining the "
+                            "slices' updates of '",
+                            var.name, "' (bind it with an update op)"));
+    }
+  }
+  std::vector<const DataImpl*> data;
+  CallRequest request;
+  request.function = id;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) throw InvalidArgument(str(inputLabel(spec, i), ": empty Data handle"));
+    const DataImpl& d = inputs[i].impl();
+    if (&d.core() != this) {
+      throw InvalidArgument(
+          str(inputLabel(spec, i), ": ", d.label(), " belongs to another session"));
+    }
+    const TensorSpec& t = spec.inputs[i];
+    if (d.dtype() != t.dtype || d.ndim() != t.ndim) {
+      throw InvalidArgument(str(inputLabel(spec, i), " expects ", dtypeName(t.dtype), " with ndim ",
+                                t.ndim, ", got ", d.label(), " of ", dtypeName(d.dtype()),
+                                " with ndim ", d.ndim(), " (shape ", shapeString(d.shape()), ")"));
+    }
+    if (numElements(d.shape()) > 0 && d.allocElements() == 0) {
+      throw InvalidArgument(str(inputLabel(spec, i), ": ", d.label(), " was freed"));
+    }
+    data.push_back(&d);
+    request.inputs.push_back({d.ref(), d.dtype(), d.shape(), d.minibatch()});
+  }
+  if (b.hasScatteredInputs()) {
+    request.batch_rows = checkBatch(spec, b, data, options.batch);
+    if (request.batch_rows == 0) {
+      throw InvalidArgument(str("function '", spec.name, "': the batch selects no rows"));
+    }
+  } else if (!options.batch.isAll()) {
+    throw InvalidArgument(
+        str("function '", spec.name, "': batch given but the function has no scattered inputs"));
+  }
+  checkBatchS(spec, b, options, request.batch_rows, size());
+  request.batch = options.batch;
+  request.batch_s = options.batch_s;
+  request.num_slices = options.num_slices;
+  ByteWriter payload;
+  request.write(payload);
+  results_.clear();
+  runCommand(Opcode::Call, payload, str("call of function '", spec.name, "'"));
+  return std::move(results_);
+}
+
+}  // namespace synk::detail

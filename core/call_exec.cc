@@ -1,0 +1,456 @@
+// Function calls, on every rank (the master included):
+//   1. compute: take this rank's rows of the batch, run the function slice by slice, and
+//      accumulate outputs and updates (each slice sees the original variable values);
+//   2. agree: one barrier exchange of ok flags, row counts and output shapes;
+//   3. finish (only if every rank succeeded and the shapes fit): apply updates locally, reduce
+//      the outputs onto the master.
+// Errors in 1 are reported through the Status and leave every variable unchanged; anything
+// failing in 3 is fatal for the session (ranks may be inside a collective).
+#include "core/call_exec.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/exchange.h"
+
+namespace synk::detail {
+
+CallExecution::CallExecution(SessionCore& core, CallRequest request, Waiter& waiter)
+    : core_(core),
+      request_(std::move(request)),
+      waiter_(waiter),
+      binding_(core.binding(request_.function)),
+      model_(core.modelState(binding_.model)),
+      spec_(model_.spec().functions[binding_.index]),
+      scratch_(core.scratch(request_.function)),
+      device_(core.device()) {
+  const size_t n_in = spec_.inputs.size(), n_out = spec_.outputs.size();
+  scratch_.inputs.resize(n_in);
+  scratch_.staging.resize(n_in);
+  scratch_.reads.resize(spec_.reads.size());
+  scratch_.update_slice.resize(spec_.updates.size());
+  scratch_.update_acc.resize(spec_.updates.size());
+  scratch_.output_slice.resize(n_out);
+  scratch_.output_acc.resize(n_out);
+  scratch_.gather_parts.resize(n_out);
+  slice_shapes_.resize(n_out);
+  slice_allocated_.resize(n_out);
+  acc_shapes_.resize(n_out);
+  gather_part_shapes_.resize(n_out);
+}
+
+std::string CallExecution::where() const {
+  return str("function '", spec_.name, "'");
+}
+
+Status CallExecution::run() {
+  Status status;
+  try {
+    plan();
+    computeSlices();
+  } catch (const std::exception& e) {
+    status = Status::fromException(e);
+  }
+  ByteWriter mine;
+  mine.put<int64_t>(rows_);
+  mine.put<uint8_t>(computed_ ? 1 : 0);
+  for (const Shape& shape : acc_shapes_)
+    mine.putVector(shape);
+  ExchangeResult all = exchange(core_.group().barrier(), waiter_, status.ok(), mine);
+  if (!all.all_ok) return status;
+  const Status agreed = agree(all);
+  if (!agreed.ok()) return agreed;
+  applyUpdates();
+  reduceOutputs();
+  return {};
+}
+
+// ---- 1. compute
+
+void CallExecution::plan() {
+  const int rank = core_.rank(), n = core_.size();
+  row_based_ = binding_.hasScatteredInputs() || binding_.hasSliceableReads();
+  if (binding_.hasScatteredInputs()) {
+    mine_ = splitRows(request_.batch_rows, n, rank);
+    rows_ = mine_.size();
+  }
+  if (binding_.hasSliceableReads()) {
+    batch_s_ = request_.batchS(rank);
+    int64_t selected = -1;
+    std::string first_var;
+    for (size_t j = 0; j < spec_.reads.size(); ++j) {
+      if (!binding_.sliceable[j]) continue;
+      const VariableStorage& var = readStorage(j);
+      const std::string var_where =
+          str(where(), ": batch_s for variable '", spec_.reads[j], "' on rank ", rank);
+      batch_s_.check(var.shape[0], var_where);
+      const int64_t size = batch_s_.size(var.shape[0]);
+      if (selected >= 0 && size != selected) {
+        throw InvalidArgument(str(where(), ": sliceable variables of unequal length on rank ", rank,
+                                  ": '", first_var, "' gives ", selected, " rows, '",
+                                  spec_.reads[j], "' gives ", size));
+      }
+      selected = size;
+      first_var = spec_.reads[j];
+    }
+    if (binding_.hasScatteredInputs() && selected != rows_) {
+      throw InvalidArgument(str(where(), ": on rank ", rank, " the sliceable variables give ",
+                                selected, " rows but the rank's share of the batch is ", rows_,
+                                " rows"));
+    }
+    if (!binding_.hasScatteredInputs()) rows_ = selected;
+  }
+  if (!row_based_) rows_ = 1;
+  slices_ = row_based_ ? std::max(1, request_.num_slices) : 1;
+}
+
+const VariableStorage& CallExecution::readStorage(size_t j) const {
+  return model_.variables[static_cast<size_t>(binding_.read_vars[j])];
+}
+
+void CallExecution::computeSlices() {
+  prepareBroadcastInputs();
+  for (int s = 0; s < slices_; ++s) {
+    const RowRange local = row_based_ ? splitRows(rows_, slices_, s) : RowRange{0, 1};
+    if (local.size() == 0) continue;
+    // Host staging buffers are reused by the next slice: earlier copies out of them must end.
+    if (!device_.isHost() && s > 0 && staged_) device_.synchronize(waiter_);
+    staged_ = false;
+    runSlice(local);
+    accumulateSlice(local.size());
+    computed_ = true;
+  }
+  // A gather output's shape on this rank: its slices concatenated along axis 0.
+  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (binding_.output_ops[o] != ReduceOp::Gather) continue;
+    for (const Shape& part : gather_part_shapes_[o]) {
+      if (acc_shapes_[o].empty()) {
+        acc_shapes_[o] = part;
+      } else {
+        acc_shapes_[o][0] += part[0];
+      }
+    }
+  }
+}
+
+void CallExecution::runSlice(const RowRange& local) {
+  Frame frame(*this);
+  frame.function = static_cast<int>(binding_.index);
+  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+    frame.inputs.push_back(binding_.broadcast[i] ? broadcast_inputs_[i] : scatteredInput(i, local));
+  }
+  for (size_t j = 0; j < spec_.reads.size(); ++j) {
+    frame.reads.push_back(binding_.sliceable[j] ? sliceableRead(j, local)
+                                                : readStorage(j).tensor());
+  }
+  for (size_t u = 0; u < spec_.updates.size(); ++u) {
+    const VariableStorage& var = model_.variables[static_cast<size_t>(binding_.update_vars[u])];
+    scratch_.update_slice[u].reserve(device_, std::max<size_t>(var.bytes(), 1));
+    frame.updates.push_back({scratch_.update_slice[u].data(), var.dtype, var.shape});
+  }
+  std::fill(slice_allocated_.begin(), slice_allocated_.end(), false);
+  slice_index_ = static_cast<int>(slice_count_++);
+  model_.instance->call(frame);
+  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (!slice_allocated_[o]) {
+      throw PluginError(str(where(), " of model '", model_.spec().name,
+                            "' returned without producing output '", spec_.outputs[o].name, "'"));
+    }
+  }
+}
+
+void* CallExecution::allocateOutput(int index, const Shape& shape) {
+  if (index < 0 || static_cast<size_t>(index) >= spec_.outputs.size()) {
+    throw PluginError(str(where(), " asked for output #", index, " of ", spec_.outputs.size()));
+  }
+  const TensorSpec& out = spec_.outputs[static_cast<size_t>(index)];
+  if (static_cast<int>(shape.size()) != out.ndim) {
+    throw PluginError(str(where(), " output '", out.name, "' declared with ndim ", out.ndim,
+                          " was produced with shape ", shapeString(shape)));
+  }
+  const size_t bytes = std::max<size_t>(numElements(shape) * dtypeSize(out.dtype), 1);
+  DeviceBuffer* buffer = &scratch_.output_slice[static_cast<size_t>(index)];
+  if (binding_.output_ops[static_cast<size_t>(index)] == ReduceOp::Gather) {
+    auto& parts = scratch_.gather_parts[static_cast<size_t>(index)];
+    if (parts.size() <= static_cast<size_t>(slice_index_)) parts.resize(slice_index_ + 1);
+    buffer = &parts[static_cast<size_t>(slice_index_)];
+  }
+  buffer->reserve(device_, bytes);
+  slice_shapes_[static_cast<size_t>(index)] = shape;
+  slice_allocated_[static_cast<size_t>(index)] = true;
+  return buffer->data();
+}
+
+// ---- accumulation over slices: buffers are swapped, never copied, when a slice is the first.
+
+void CallExecution::accumulateSlice(int64_t slice_rows) {
+  const bool first = !computed_;
+  const double weight = row_based_ ? double(slice_rows) / double(rows_) : 1.0;
+  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    const ReduceOp op = binding_.output_ops[o];
+    const Shape& shape = slice_shapes_[o];
+    if (op == ReduceOp::Gather) {
+      gather_part_shapes_[o].push_back(shape.empty() ? Shape{1} : shape);
+      continue;
+    }
+    if (!first && op != ReduceOp::None && shape != acc_shapes_[o]) {
+      throw PluginError(str(where(), " output '", spec_.outputs[o].name, "' has shape ",
+                            shapeString(shape), " in one slice and ", shapeString(acc_shapes_[o]),
+                            " in another"));
+    }
+    combine(scratch_.output_acc[o], scratch_.output_slice[o], numElements(shape),
+            spec_.outputs[o].dtype, op, weight, first);
+    acc_shapes_[o] = shape;
+  }
+  for (size_t u = 0; u < spec_.updates.size(); ++u) {
+    const VariableStorage& var = model_.variables[static_cast<size_t>(binding_.update_vars[u])];
+    combine(scratch_.update_acc[u], scratch_.update_slice[u], numElements(var.shape), var.dtype,
+            binding_.update_ops[u], weight, first);
+  }
+}
+
+void CallExecution::combine(DeviceBuffer& acc, DeviceBuffer& slice, int64_t count, DType dtype,
+                            ReduceOp op, double weight, bool first) {
+  const auto n = static_cast<size_t>(count);
+  if (op == ReduceOp::Avg && weight != 1.0) device_.scale(slice.data(), n, dtype, weight);
+  if (first || op == ReduceOp::None) {
+    acc.swap(slice);  // the slice's result becomes the accumulator; no copy
+    return;
+  }
+  device_.accumulate(acc.data(), slice.data(), n, dtype, op);
+}
+
+// ---- inputs
+
+TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
+  const CallInput& in = request_.inputs[i];
+  Shape shape = in.shape;
+  shape[0] = local.size();
+  const size_t row_bytes =
+      static_cast<size_t>(numElements(in.shape) / std::max<int64_t>(in.shape[0], 1)) *
+      dtypeSize(in.dtype);
+  const size_t bytes = static_cast<size_t>(local.size()) * row_bytes;
+  std::byte* base = core_.blobs().attach(in.blob);
+  // Positions in the batch -> rows of this input (minibatch data counts from the batch's first).
+  const int64_t p0 = mine_.begin + local.begin;
+  const int64_t offset = in.minibatch ? request_.batch.first() : 0;
+  if (request_.batch.isContiguous()) {
+    std::byte* rows = base + static_cast<size_t>(request_.batch.rowAt(p0) - offset) * row_bytes;
+    if (device_.isHost()) return {rows, in.dtype, shape};  // zero copy: ranks read shm directly
+    scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
+    device_.copy(scratch_.inputs[i].data(), rows, bytes, CopyKind::HostToDevice);
+    return {scratch_.inputs[i].data(), in.dtype, shape};
+  }
+  // An index list: every rank gathers its own rows on the host, in parallel with the others.
+  std::byte* gathered;
+  if (device_.isHost()) {
+    scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
+    gathered = static_cast<std::byte*>(scratch_.inputs[i].data());
+  } else {
+    scratch_.staging[i].reserve(core_.heap(), std::max<size_t>(bytes, 1));
+    gathered = static_cast<std::byte*>(scratch_.staging[i].data());
+    staged_ = true;
+  }
+  for (int64_t k = 0; k < local.size(); ++k) {
+    const int64_t row = request_.batch.rowAt(p0 + k) - offset;
+    std::memcpy(gathered + static_cast<size_t>(k) * row_bytes,
+                base + static_cast<size_t>(row) * row_bytes, row_bytes);
+  }
+  if (device_.isHost()) return {gathered, in.dtype, shape};
+  scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
+  device_.copy(scratch_.inputs[i].data(), gathered, bytes, CopyKind::HostToDevice);
+  return {scratch_.inputs[i].data(), in.dtype, shape};
+}
+
+void CallExecution::prepareBroadcastInputs() {
+  broadcast_inputs_.assign(spec_.inputs.size(), TensorRef{});
+  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+    if (!binding_.broadcast[i]) continue;
+    const CallInput& in = request_.inputs[i];
+    const size_t bytes = static_cast<size_t>(numElements(in.shape)) * dtypeSize(in.dtype);
+    std::byte* base = bytes ? core_.blobs().attach(in.blob) : nullptr;
+    if (device_.isHost()) {
+      broadcast_inputs_[i] = {base, in.dtype, in.shape};
+      continue;
+    }
+    scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
+    if (bytes) device_.copy(scratch_.inputs[i].data(), base, bytes, CopyKind::HostToDevice);
+    broadcast_inputs_[i] = {scratch_.inputs[i].data(), in.dtype, in.shape};
+  }
+}
+
+TensorRef CallExecution::sliceableRead(size_t j, const RowRange& local) {
+  const VariableStorage& var = readStorage(j);
+  Shape shape = var.shape;
+  shape[0] = local.size();
+  const size_t row_bytes =
+      static_cast<size_t>(numElements(var.shape) / std::max<int64_t>(var.shape[0], 1)) *
+      dtypeSize(var.dtype);
+  auto* base = static_cast<std::byte*>(var.buffer.data());
+  if (batch_s_.isContiguous()) {
+    return {base + static_cast<size_t>(batch_s_.rowAt(local.begin)) * row_bytes, var.dtype, shape};
+  }
+  const size_t bytes = static_cast<size_t>(local.size()) * row_bytes;
+  scratch_.reads[j].reserve(device_, std::max<size_t>(bytes, 1));
+  device_.gatherRows(scratch_.reads[j].data(), base, row_bytes,
+                     batch_s_.rows().data() + local.begin, static_cast<size_t>(local.size()));
+  return {scratch_.reads[j].data(), var.dtype, shape};
+}
+
+// ---- 2. agree
+
+Status CallExecution::agree(ExchangeResult& all) {
+  const int n = core_.size();
+  all_rows_.assign(n, 0);
+  all_computed_.assign(n, false);
+  all_shapes_.assign(n, std::vector<Shape>(spec_.outputs.size()));
+  for (int r = 0; r < n; ++r) {
+    all_rows_[r] = all.from[r].get<int64_t>();
+    all_computed_[r] = all.from[r].get<uint8_t>() != 0;
+    for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+      all_shapes_[r][o] = all.from[r].getVector<int64_t>();
+    }
+  }
+  total_rows_ = 0;
+  for (int r = 0; r < n; ++r)
+    total_rows_ += all_computed_[r] ? all_rows_[r] : 0;
+  agreed_shapes_.assign(spec_.outputs.size(), Shape{});
+  const int reference = static_cast<int>(
+      std::find(all_computed_.begin(), all_computed_.end(), true) - all_computed_.begin());
+  if (reference == n)
+    return Status::invalid(str(where(), ": the call selects no rows on any rank"));
+  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    const ReduceOp op = binding_.output_ops[o];
+    const Shape& ref = all_shapes_[reference][o];
+    if (op == ReduceOp::None) {
+      if (!all_computed_[core_.masterRank()]) {
+        return Status::invalid(str(where(), ": output '", spec_.outputs[o].name,
+                                   "' has op 'none' (the master's own value) but the master's "
+                                   "share of the batch is empty"));
+      }
+      continue;
+    }
+    for (int r = 0; r < n; ++r) {
+      if (!all_computed_[r]) continue;
+      const Shape& other = all_shapes_[r][o];
+      const bool fits = op == ReduceOp::Gather
+                            ? other.size() == ref.size() &&
+                                  std::equal(other.begin() + 1, other.end(), ref.begin() + 1)
+                            : other == ref;
+      if (!fits) {
+        return Status::invalid(str(where(), " output '", spec_.outputs[o].name, "' has shape ",
+                                   shapeString(ref), " on rank ", reference, " but ",
+                                   shapeString(other), " on rank ", r,
+                                   op == ReduceOp::Gather ? " (gather needs equal trailing dims)"
+                                                          : " (reduce needs equal shapes)"));
+      }
+    }
+    agreed_shapes_[o] = ref;
+  }
+  return {};
+}
+
+// ---- 3. finish
+
+void CallExecution::applyUpdates() {
+  if (!computed_) return;  // a rank without rows keeps its variables
+  for (size_t u = 0; u < spec_.updates.size(); ++u) {
+    VariableStorage& var = model_.variables[static_cast<size_t>(binding_.update_vars[u])];
+    var.buffer.swap(scratch_.update_acc[u]);
+  }
+}
+
+void CallExecution::reduceOutputs() {
+  Communicator& comm = core_.communicator(true);
+  const bool master = core_.isMaster();
+  const int root = core_.masterRank();
+  std::vector<Array>& results = core_.results();
+  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    const ReduceOp op = binding_.output_ops[o];
+    const DType dtype = spec_.outputs[o].dtype;
+    if (op == ReduceOp::None) {
+      if (master) results.push_back(toHost(scratch_.output_acc[o], dtype, acc_shapes_[o]));
+      continue;
+    }
+    if (op == ReduceOp::Gather) {
+      gatherOutput(o, comm);
+      continue;
+    }
+    const Shape& shape = agreed_shapes_[o];
+    const auto count = static_cast<size_t>(numElements(shape));
+    DeviceBuffer& acc = scratch_.output_acc[o];
+    if (!computed_) {
+      acc.reserve(device_, std::max<size_t>(count * dtypeSize(dtype), 1));
+      device_.fillIdentity(acc.data(), count, dtype, op);
+    } else if (op == ReduceOp::Avg) {
+      // Weighted by rows: the result equals the one-process result on uneven splits too.
+      const double share =
+          row_based_ ? double(rows_) / double(total_rows_) : 1.0 / double(core_.size());
+      device_.scale(acc.data(), count, dtype, share);
+    }
+    ReduceArgs args;
+    args.send = acc.data();
+    args.recv = acc.data();
+    args.count = count;
+    args.dtype = dtype;
+    args.op = op == ReduceOp::Avg ? ReduceOp::Sum : op;
+    args.root = root;
+    comm.reduce(args, waiter_);
+    if (master) results.push_back(toHost(acc, dtype, shape));
+  }
+  if (master) device_.synchronize(waiter_);
+}
+
+void CallExecution::gatherOutput(size_t o, Communicator& comm) {
+  const DType dtype = spec_.outputs[o].dtype;
+  const size_t esize = dtypeSize(dtype);
+  const Shape& ref = agreed_shapes_[o];
+  int64_t row_elems = 1;
+  for (size_t d = 1; d < ref.size(); ++d)
+    row_elems *= ref[d];
+  DeviceBuffer& acc = scratch_.output_acc[o];
+  const int64_t my_rows = acc_shapes_[o].empty() ? 0 : acc_shapes_[o][0];
+  acc.reserve(device_, std::max<size_t>(static_cast<size_t>(my_rows * row_elems) * esize, 1));
+  size_t at = 0;
+  for (size_t k = 0; k < gather_part_shapes_[o].size(); ++k) {
+    const size_t bytes = static_cast<size_t>(numElements(gather_part_shapes_[o][k])) * esize;
+    device_.copy(static_cast<std::byte*>(acc.data()) + at, scratch_.gather_parts[o][k].data(),
+                 bytes, CopyKind::DeviceToDevice);
+    at += bytes;
+  }
+  // Every rank's row count (from the agreed shapes) gives the variable-length gather's counts.
+  GatherArgs args;
+  int64_t total = 0;
+  for (int r = 0; r < core_.size(); ++r) {
+    const int64_t rows = all_computed_[r] && !all_shapes_[r][o].empty() ? all_shapes_[r][o][0] : 0;
+    args.counts.push_back(static_cast<size_t>(rows * row_elems));
+    total += rows;
+  }
+  Shape result_shape = ref;
+  result_shape[0] = total;
+  const bool master = core_.isMaster();
+  if (master) {
+    scratch_.result.reserve(device_,
+                            std::max<size_t>(static_cast<size_t>(total * row_elems) * esize, 1));
+  }
+  args.send = acc.data();
+  args.recv = master ? scratch_.result.data() : nullptr;
+  args.dtype = dtype;
+  args.root = core_.masterRank();
+  comm.gather(args, waiter_);
+  if (master) core_.results().push_back(toHost(scratch_.result, dtype, result_shape));
+}
+
+Array CallExecution::toHost(const DeviceBuffer& buffer, DType dtype, const Shape& shape) {
+  Array out(dtype, shape);
+  if (out.bytes()) device_.copy(out.data(), buffer.data(), out.bytes(), CopyKind::DeviceToHost);
+  return out;
+}
+
+Status SessionCore::executeCall(ByteReader& in, Waiter& waiter) {
+  CallExecution call(*this, CallRequest::read(in), waiter);
+  return call.run();
+}
+
+}  // namespace synk::detail

@@ -1,0 +1,83 @@
+#pragma once
+// Internal: one function call on one rank (see call_exec.cc for the three phases).
+#include <string>
+#include <vector>
+
+#include "core/call_request.h"
+#include "core/exchange.h"
+#include "core/session_core.h"
+
+namespace synk::detail {
+
+class CallExecution {
+ public:
+  CallExecution(SessionCore& core, CallRequest request, Waiter& waiter);
+  Status run();
+
+  // CallFrame::output of the running slice.
+  void* allocateOutput(int index, const Shape& shape);
+
+ private:
+  class Frame final : public CallFrame {
+   public:
+    explicit Frame(CallExecution& call) : call_(call) {}
+    void* output(int index, const Shape& shape) override {
+      return call_.allocateOutput(index, shape);
+    }
+
+   private:
+    CallExecution& call_;
+  };
+
+  std::string where() const;
+  void plan();
+  void computeSlices();
+  void runSlice(const RowRange& local);
+  void accumulateSlice(int64_t slice_rows);
+  void combine(DeviceBuffer& acc, DeviceBuffer& slice, int64_t count, DType dtype, ReduceOp op,
+               double weight, bool first);
+  TensorRef scatteredInput(size_t i, const RowRange& local);
+  void prepareBroadcastInputs();
+  TensorRef sliceableRead(size_t j, const RowRange& local);
+  const VariableStorage& readStorage(size_t j) const;
+  Status agree(ExchangeResult& all);
+  void applyUpdates();
+  void reduceOutputs();
+  void gatherOutput(size_t o, Communicator& comm);
+  Array toHost(const DeviceBuffer& buffer, DType dtype, const Shape& shape);
+
+  SessionCore& core_;
+  CallRequest request_;
+  Waiter& waiter_;
+  const FunctionBinding& binding_;
+  ModelState& model_;
+  const FunctionSpec& spec_;
+  FunctionScratch& scratch_;
+  Device& device_;
+
+  // This rank's share: positions [mine_.begin, mine_.end) of the batch (scattered inputs), or
+  // rows_ rows of the sliceable variables, split into slices_ slices.
+  bool row_based_ = false;
+  RowRange mine_;
+  int64_t rows_ = 0;
+  int slices_ = 1;
+  Selection batch_s_;
+  bool computed_ = false;
+  bool staged_ = false;
+  int slice_index_ = 0;
+  size_t slice_count_ = 0;
+  std::vector<TensorRef> broadcast_inputs_;
+  std::vector<Shape> slice_shapes_;
+  std::vector<bool> slice_allocated_;
+  std::vector<Shape> acc_shapes_;
+  std::vector<std::vector<Shape>> gather_part_shapes_;
+
+  // Agreed by every rank after the compute phase.
+  std::vector<int64_t> all_rows_;
+  std::vector<bool> all_computed_;
+  std::vector<std::vector<Shape>> all_shapes_;
+  std::vector<Shape> agreed_shapes_;
+  int64_t total_rows_ = 0;
+};
+
+}  // namespace synk::detail

@@ -1,0 +1,46 @@
+#include "core/call_request.h"
+
+namespace synk::detail {
+
+Selection CallRequest::batchS(int rank) const {
+  if (batch_s.empty()) return Selection::all();
+  return batch_s.size() == 1 ? batch_s[0] : batch_s[static_cast<size_t>(rank)];
+}
+
+void CallRequest::write(ByteWriter& out) const {
+  out.put(function);
+  out.put<uint64_t>(inputs.size());
+  for (const CallInput& input : inputs) {
+    out.put(input.blob);
+    out.put(input.dtype);
+    out.putVector(input.shape);
+    out.put(input.minibatch);
+  }
+  batch.write(out);
+  out.put<uint64_t>(batch_s.size());
+  for (const Selection& s : batch_s)
+    s.write(out);
+  out.put(num_slices);
+  out.put(batch_rows);
+}
+
+CallRequest CallRequest::read(ByteReader& in) {
+  CallRequest r;
+  r.function = in.get<uint32_t>();
+  r.inputs.resize(in.get<uint64_t>());
+  for (CallInput& input : r.inputs) {
+    input.blob = in.get<BlobRef>();
+    input.dtype = in.get<DType>();
+    input.shape = in.getVector<int64_t>();
+    input.minibatch = in.get<uint8_t>();
+  }
+  r.batch = Selection::read(in);
+  r.batch_s.resize(in.get<uint64_t>());
+  for (Selection& s : r.batch_s)
+    s = Selection::read(in);
+  r.num_slices = in.get<int32_t>();
+  r.batch_rows = in.get<int64_t>();
+  return r;
+}
+
+}  // namespace synk::detail

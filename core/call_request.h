@@ -1,0 +1,35 @@
+#pragma once
+// Internal: what the master sends every rank for one function call.
+#include <cstdint>
+#include <vector>
+
+#include "core/array.h"
+#include "core/blob.h"
+#include "core/byte_io.h"
+#include "core/selection.h"
+
+namespace synk::detail {
+
+struct CallInput {
+  BlobRef blob;
+  DType dtype = DType::Float32;
+  Shape shape;
+  uint8_t minibatch = 0;
+};
+
+struct CallRequest {
+  uint32_t function = 0;
+  std::vector<CallInput> inputs;  // in declaration order
+  Selection batch;
+  std::vector<Selection> batch_s;  // empty, one for every rank, or one per rank
+  int32_t num_slices = 1;
+  int64_t batch_rows = -1;  // rows of the batch when there are scattered inputs, else -1
+
+  // The batch_s selection of `rank` (All when none was given).
+  Selection batchS(int rank) const;
+
+  void write(ByteWriter& out) const;
+  static CallRequest read(ByteReader& in);
+};
+
+}  // namespace synk::detail

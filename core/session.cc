@@ -1,0 +1,293 @@
+// The public handles (core/session.h): thin forwards to the session's core.
+#include "core/session.h"
+
+#include <cstdlib>
+#include <mutex>
+
+#include "core/backend.h"
+#include "core/error.h"
+#include "core/session_core.h"
+#include "core/shm_segment.h"
+
+namespace synk {
+namespace {
+
+void closeAtExit() {
+  if (detail::SessionCore* open = detail::openSession()) open->close();
+}
+
+detail::SessionCore& coreOf(const std::shared_ptr<detail::SessionCore>& core, const char* what) {
+  if (!core) throw UsageError(str(what, ": not forked: call synk::fork() first"));
+  return *core;
+}
+
+}  // namespace
+
+Session forkSession(const ForkOptions& requested, BackendRegistry registry,
+                    std::shared_ptr<ModelLoader> loader) {
+  if (detail::openSession()) {
+    throw UsageError("fork: a session is already open in this process (close it first)");
+  }
+  ForkOptions options = requested;
+  BackendFactory* factory = registry.find(options.backend);
+  if (!factory) {
+    std::string known;
+    for (const std::string& name : registry.names())
+      known += str(known.empty() ? "" : ", ", name);
+    throw InvalidArgument(
+        str("fork: unknown backend '", options.backend, "' (known: ", known, ")"));
+  }
+  std::string why;
+  if (!factory->isViable(&why)) {
+    throw UsageError(str("fork: backend '", options.backend, "' cannot run here: ", why));
+  }
+  const int devices = factory->deviceCount();
+  if (options.n_parallel == 0) options.n_parallel = devices;
+  if (options.n_parallel < 1) {
+    throw InvalidArgument(str("fork: n_parallel must be >= 1, got ", options.n_parallel));
+  }
+  const bool host = options.backend == "cpu";
+  if (!options.devices.empty()) {
+    if (static_cast<int>(options.devices.size()) != options.n_parallel) {
+      throw InvalidArgument(str("fork: ", options.devices.size(), " devices listed for ",
+                                options.n_parallel, " ranks"));
+    }
+    for (size_t r = 0; r < options.devices.size(); ++r) {
+      const int d = options.devices[r];
+      if (d < 0 || d >= devices) {
+        throw InvalidArgument(str("fork: device ", d, " of rank ", r, " is not one of the ",
+                                  devices, " ", options.backend, " devices"));
+      }
+      for (size_t q = 0; q < r; ++q) {
+        if (options.devices[q] == d && !host) {
+          throw InvalidArgument(
+              str("fork: device ", d, " is listed twice (ranks ", q, " and ", r, ")"));
+        }
+      }
+    }
+  } else if (!host) {
+    if (options.n_parallel > devices) {
+      throw InvalidArgument(str("fork: n_parallel ", options.n_parallel, " but only ", devices, " ",
+                                options.backend, " device(s) are visible"));
+    }
+    for (int r = 0; r < options.n_parallel; ++r)
+      options.devices.push_back(r);
+  }
+  factory->checkBeforeFork();
+  sweepStaleSegments();
+  auto core = std::make_shared<detail::SessionCore>(options, std::move(registry), std::move(loader),
+                                                    *factory);
+  core->start();
+  // Registered after the backends started: exit handlers run in reverse order, so the session
+  // closes before the CUDA runtime tears itself down.
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(closeAtExit); });
+  return Session(std::move(core));
+}
+
+// ---- Session
+
+Session::~Session() {
+  close();
+}
+
+Session& Session::operator=(Session&& other) noexcept {
+  if (this != &other) {
+    close();
+    core_ = std::move(other.core_);
+  }
+  return *this;
+}
+
+detail::SessionCore& Session::core() const {
+  return coreOf(core_, "session");
+}
+int Session::size() const {
+  return core().size();
+}
+int Session::masterRank() const {
+  return core().masterRank();
+}
+const std::string& Session::backend() const {
+  return core().options().backend;
+}
+bool Session::closed() const {
+  return !core_ || core_->closed();
+}
+std::vector<int> Session::pids() const {
+  std::vector<int> out;
+  detail::SessionCore& c = core();
+  for (int r = 0; r < c.size(); ++r)
+    out.push_back(c.group().pidOf(r));
+  return out;
+}
+Model Session::load(const std::string& plugin_path) {
+  return core().load(plugin_path);
+}
+Function Session::function(const Model& model, const std::string& name,
+                           const FunctionOptions& options) {
+  if (model.core_.get() != core_.get() || !model.core_) {
+    throw InvalidArgument(str("function '", name, "': the model belongs to another session"));
+  }
+  return core().makeFunction(model, name, options);
+}
+void Session::distribute() {
+  core().distribute();
+}
+void Session::barrier() {
+  core().barrierStep();
+}
+void Session::close() {
+  if (core_) core_->close();
+}
+
+Data Session::data(DType dtype, int ndim, const DataOptions& options) {
+  if (ndim < 0) throw InvalidArgument(str("data: ndim must be >= 0, got ", ndim));
+  return core().makeData(dtype, Shape(static_cast<size_t>(ndim), 0), options);
+}
+Data Session::data(DType dtype, const Shape& shape, const DataOptions& options) {
+  return core().makeData(dtype, shape, options);
+}
+Data Session::data(const ArrayView& value, const DataOptions& options) {
+  Data d = core().makeData(value.dtype(), Shape(value.shape().size(), 0), options);
+  d.setValue(value, options.force_cast, options.oversize);
+  return d;
+}
+
+void Session::broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
+                        const CollectiveOptions& options) {
+  core().broadcast(vars, values, options.nccl);
+}
+void Session::scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
+                      const Selection& batch) {
+  core().scatter(vars, values, batch);
+}
+std::vector<Array> Session::gather(const std::vector<Variable>& vars, int nd_up,
+                                   const CollectiveOptions& options) {
+  return core().gather(vars, nd_up, options.nccl);
+}
+void Session::allGather(const std::vector<Variable>& vars, const CollectiveOptions& options) {
+  core().allGather(vars, options.nccl);
+}
+std::vector<Array> Session::reduce(const std::vector<Variable>& vars, ReduceOp op, bool in_place,
+                                   const CollectiveOptions& options) {
+  return core().reduce(vars, op, in_place, options.nccl);
+}
+void Session::allReduce(const std::vector<Variable>& vars, ReduceOp op,
+                        const CollectiveOptions& options) {
+  core().allReduce(vars, op, options.nccl);
+}
+void Session::setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
+                       const Selection& batch) {
+  core().setValue(rank, vars, values, batch);
+}
+std::vector<Array> Session::getValue(int rank, const std::vector<Variable>& vars) {
+  return core().getValue(rank, vars);
+}
+std::vector<std::vector<int64_t>> Session::getLengths(const std::vector<Variable>& vars) {
+  std::vector<std::vector<int64_t>> lengths;
+  for (const auto& per_rank : core().getShapes(vars)) {
+    auto& row = lengths.emplace_back();
+    for (const Shape& shape : per_rank)
+      row.push_back(shape.empty() ? 1 : shape[0]);
+  }
+  return lengths;
+}
+std::vector<std::vector<Shape>> Session::getShapes(const std::vector<Variable>& vars) {
+  return core().getShapes(vars);
+}
+
+// ---- Model
+
+const std::string& Model::name() const {
+  return spec().name;
+}
+const std::string& Model::source() const {
+  return coreOf(core_, "model").modelState(id_).path;
+}
+const ModelSpec& Model::spec() const {
+  return coreOf(core_, "model").modelState(id_).spec();
+}
+Variable Model::variable(const std::string& name) const {
+  const ModelSpec& s = spec();
+  for (size_t i = 0; i < s.variables.size(); ++i) {
+    if (s.variables[i].name == name) return Variable(core_, id_, static_cast<uint32_t>(i));
+  }
+  std::string known;
+  for (const VariableSpec& v : s.variables)
+    known += str(known.empty() ? "" : ", ", v.name);
+  throw InvalidArgument(str("model '", s.name, "' has no variable '", name,
+                            "' (variables: ", known.empty() ? "none" : known, ")"));
+}
+std::vector<Variable> Model::variables() const {
+  std::vector<Variable> out;
+  for (size_t i = 0; i < spec().variables.size(); ++i) {
+    out.push_back(Variable(core_, id_, static_cast<uint32_t>(i)));
+  }
+  return out;
+}
+
+// ---- Variable
+
+const std::string& Variable::name() const {
+  return coreOf(core_, "variable").variableSpec(model_, index_).name;
+}
+DType Variable::dtype() const {
+  return coreOf(core_, "variable").variableSpec(model_, index_).dtype;
+}
+VariableKind Variable::kind() const {
+  return coreOf(core_, "variable").variableSpec(model_, index_).kind;
+}
+Shape Variable::shape() const {
+  return coreOf(core_, "variable").storage(model_, index_).shape;
+}
+Array Variable::getValue() const {
+  detail::SessionCore& core = coreOf(core_, "variable");
+  const VariableSpec& spec = core.variableSpec(model_, index_);
+  if (spec.kind != VariableKind::RankLocal) return core.readLocalVariable(model_, index_);
+  // A rank-local variable reads as the reduction of every rank's copy.
+  const ReduceOp op = spec.local_reduction == LocalReduction::Mean ? ReduceOp::Avg : ReduceOp::Sum;
+  return core.reduce({*this}, op, false, true).at(0);
+}
+void Variable::setValue(const ArrayView& value, bool force_cast) {
+  coreOf(core_, "variable").writeLocalVariable(model_, index_, value, force_cast);
+}
+
+// ---- Function
+
+const std::string& Function::name() const {
+  return coreOf(core_, "function").functionSpec(id_).name;
+}
+std::vector<ReduceOp> Function::outputOps() const {
+  return coreOf(core_, "function").binding(id_).output_ops;
+}
+std::vector<ReduceOp> Function::updateOps() const {
+  return coreOf(core_, "function").binding(id_).update_ops;
+}
+std::vector<Array> Function::operator()(const std::vector<Data>& inputs,
+                                        const CallOptions& options) const {
+  return coreOf(core_, "function").callFunction(id_, inputs, options);
+}
+std::vector<Array> Function::asLocal(const std::vector<ArrayView>& inputs) const {
+  return coreOf(core_, "function").callLocal(id_, inputs);
+}
+std::vector<Data> Function::buildInputs(const std::vector<ArrayView>& values,
+                                        const DataOptions& options) const {
+  detail::SessionCore& core = coreOf(core_, "function");
+  const FunctionSpec& spec = core.functionSpec(id_);
+  if (values.size() != spec.inputs.size()) {
+    throw InvalidArgument(str("build_inputs of function '", spec.name, "': ", values.size(),
+                              " value(s) for ", spec.inputs.size(), " input(s)"));
+  }
+  std::vector<Data> out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    DataOptions named = options;
+    if (named.name.empty()) named.name = spec.inputs[i].name;
+    Data d = core.makeData(spec.inputs[i].dtype, Shape(spec.inputs[i].ndim, 0), named);
+    d.setValue(values[i], options.force_cast, options.oversize);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace synk

@@ -1,0 +1,279 @@
+#pragma once
+// The synk programming model (Synkhronos, in C++):
+//
+//   auto session = synk::fork({.n_parallel = 2});          // plugins/synk.h: default backends
+//   auto model = session.load("libmy_model.so");           // a model plugin
+//   auto f = session.function(model, "train", {.broadcast = {"y"}});
+//   session.distribute();                                  // optional: runs on first call
+//   auto x = session.data(x_array);                        // shared-memory input
+//   std::vector<synk::Array> out = f({x, y});              // every rank runs its rows
+//
+// Every method is called by the master (the process that called fork()); workers execute the
+// matching step in lock step, guarded by barriers. Handles (Data, Model, Variable, Function) stay
+// valid while their session is open; using one after close() raises UsageError.
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/array.h"
+#include "core/model.h"
+#include "core/reduce_op.h"
+#include "core/selection.h"
+
+namespace synk {
+
+namespace detail {
+class SessionCore;
+class DataImpl;
+}  // namespace detail
+
+class BackendRegistry;
+
+struct ForkOptions {
+  // Number of ranks; 0 = one per device the backend sees (cpu: hardware threads).
+  int n_parallel = 0;
+  std::string backend = "cpu";
+  // Which rank the master process is (it computes that rank's share and is the root of reduce
+  // and gather).
+  int master_rank = 0;
+  // Device of each rank (cuda: ordinals as CUDA numbers them after CUDA_VISIBLE_DEVICES);
+  // empty = rank r uses device r.
+  std::vector<int> devices{};
+  // Deadline of every wait inside a step: a rank that does not arrive in time is reported and
+  // the session is aborted.
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  // How long a waiting rank spins before sleeping (keeps a step round trip in microseconds).
+  std::chrono::microseconds spin{200};
+};
+
+struct DataOptions {
+  std::string name{};
+  // Minibatch data is indexed relative to the smallest row of a call's batch.
+  bool minibatch = false;
+  bool force_cast = false;
+  // Allocation slack in [1, 2]: room to grow without reallocating.
+  double oversize = 1.0;
+};
+
+class Session;
+
+// An n-d array in shared memory that every rank reads directly (function inputs, scatter
+// sources). dtype and ndim are fixed at creation.
+class Data {
+ public:
+  Data() = default;
+  uint64_t id() const;
+  const std::string& name() const;
+  DType dtype() const;
+  int ndim() const;
+  const Shape& shape() const;
+  int64_t size() const;
+  int64_t length() const;
+  // Elements the allocation holds (>= size()).
+  int64_t allocSize() const;
+  bool minibatch() const;
+
+  // Writes a value: same ndim; dtype cast only if safe (or force_cast); reallocates (keeping
+  // `oversize` slack) when it does not fit.
+  void setValue(const ArrayView& value, bool force_cast = false, double oversize = 1.0);
+  // The array setValue would store (dtype and shape), without storing it.
+  Array conditionData(const ArrayView& value, bool force_cast = false) const;
+  // Reshape / change axis 0. Contents within the old size are kept, the rest zero-filled.
+  void setShape(const Shape& shape, double oversize = 1.0);
+  void setLength(int64_t length, double oversize = 1.0);
+  // Drops the allocation (the only way to shrink it); shape becomes 0 along axis 0.
+  void freeMemory();
+
+  // The array in shared memory; valid until the next reallocation.
+  ArrayView view() const;
+  ArrayView row(int64_t index) const;
+  double get(std::initializer_list<int64_t> index) const;
+  void set(std::initializer_list<int64_t> index, double value);
+  Array value() const { return Array::copyOf(view()); }
+  template <typename T>
+  T* as() const {
+    return view().as<T>();
+  }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+ private:
+  friend class Session;
+  friend class detail::SessionCore;
+  explicit Data(std::shared_ptr<detail::DataImpl> impl) : impl_(std::move(impl)) {}
+  detail::DataImpl& impl() const;
+  std::shared_ptr<detail::DataImpl> impl_;
+};
+
+class Model;
+
+// A shared variable of a model: one copy per rank, in device memory.
+class Variable {
+ public:
+  Variable() = default;
+  const std::string& name() const;
+  DType dtype() const;
+  VariableKind kind() const;
+  // The master's copy's shape.
+  Shape shape() const;
+  // The master's copy (plain, mirrored), or the sum/mean over every rank (rank_local).
+  Array getValue() const;
+  // Sets the master's copy only (Theano's set_value in the master). A mirrored variable may be
+  // set this way only before it is distributed; afterwards use Session::broadcast.
+  void setValue(const ArrayView& value, bool force_cast = false);
+
+ private:
+  friend class Model;
+  friend class Session;
+  friend class detail::SessionCore;
+  Variable(std::shared_ptr<detail::SessionCore> core, uint32_t model, uint32_t index)
+      : core_(std::move(core)), model_(model), index_(index) {}
+  std::shared_ptr<detail::SessionCore> core_;
+  uint32_t model_ = 0;
+  uint32_t index_ = 0;
+};
+
+class Model {
+ public:
+  Model() = default;
+  const std::string& name() const;
+  const std::string& source() const;
+  const ModelSpec& spec() const;
+  Variable variable(const std::string& name) const;
+  std::vector<Variable> variables() const;
+
+ private:
+  friend class Session;
+  friend class detail::SessionCore;
+  Model(std::shared_ptr<detail::SessionCore> core, uint32_t id) : core_(std::move(core)), id_(id) {}
+  std::shared_ptr<detail::SessionCore> core_;
+  uint32_t id_ = 0;
+};
+
+struct FunctionOptions {
+  // Inputs used whole on every rank; every other input is scattered along axis 0.
+  std::vector<std::string> broadcast{};
+  // Output name -> reduce op: avg (default; weighted by the rows each rank computed), sum, prod,
+  // max, min, gather (concatenate along axis 0 in rank order), none (the master's own value).
+  std::map<std::string, std::string> outputs{};
+  // Updated variable -> op combining the slices' updates when num_slices > 1 (default avg,
+  // weighted by slice rows). Updates are always applied locally, on each rank, once.
+  std::map<std::string, std::string> updates{};
+  // Shared variables (read by the function) that act as data: subject to batch_s and slicing.
+  std::vector<std::string> sliceable{};
+};
+
+struct CallOptions {
+  // Rows of the scattered inputs to use, chosen before scattering: all, count, range or an
+  // index list (each rank gathers its own rows from shared memory).
+  Selection batch{};
+  // Rows of the sliceable variables, applied on each rank after scattering: empty = all rows;
+  // one selection for every rank; or one per rank.
+  std::vector<Selection> batch_s{};
+  // Each rank runs its share in this many slices; outputs and updates accumulate; every slice
+  // sees the original shared values; updates apply once at the end.
+  int num_slices = 1;
+};
+
+class Function {
+ public:
+  Function() = default;
+  const std::string& name() const;
+  std::vector<ReduceOp> outputOps() const;
+  std::vector<ReduceOp> updateOps() const;
+
+  // Runs on every rank. inputs: one Data per declared input, in declaration order. Returns one
+  // host array per output (reduced on the master).
+  std::vector<Array> operator()(const std::vector<Data>& inputs,
+                                const CallOptions& options = {}) const;
+  // Runs in the master only, on whole host arrays, updating the master's variables (like
+  // Theano's function in one process): the single-process reference.
+  std::vector<Array> asLocal(const std::vector<ArrayView>& inputs) const;
+  // One new Data per input, holding these values.
+  std::vector<Data> buildInputs(const std::vector<ArrayView>& values,
+                                const DataOptions& options = {}) const;
+
+ private:
+  friend class Session;
+  friend class detail::SessionCore;
+  Function(std::shared_ptr<detail::SessionCore> core, uint32_t id)
+      : core_(std::move(core)), id_(id) {}
+  std::shared_ptr<detail::SessionCore> core_;
+  uint32_t id_ = 0;
+};
+
+struct CollectiveOptions {
+  // cuda backend: true = NCCL, false = host staging through the shared-memory backend.
+  bool nccl = true;
+};
+
+class Session {
+ public:
+  // A session that was never forked: every call raises UsageError.
+  Session() = default;
+  // Closes the session (as close() does) when the owning handle goes away.
+  ~Session();
+  Session(Session&&) noexcept = default;
+  Session& operator=(Session&& other) noexcept;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  int size() const;
+  int masterRank() const;
+  const std::string& backend() const;
+  bool closed() const;
+  // Process id of every rank (the master's own included), for diagnostics.
+  std::vector<int> pids() const;
+
+  Model load(const std::string& plugin_path);
+  Function function(const Model& model, const std::string& name,
+                    const FunctionOptions& options = {});
+  // Replicates models (their variables broadcast from the master) and functions made since the
+  // last distribute on every rank. Runs implicitly before the first call that needs it.
+  void distribute();
+
+  Data data(DType dtype, int ndim, const DataOptions& options = {});
+  Data data(DType dtype, const Shape& shape, const DataOptions& options = {});
+  Data data(const ArrayView& value, const DataOptions& options = {});
+
+  // Shared-variable collectives (one variable or several).
+  void broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values = {},
+                 const CollectiveOptions& options = {});
+  void scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
+               const Selection& batch = {});
+  std::vector<Array> gather(const std::vector<Variable>& vars, int nd_up = 1,
+                            const CollectiveOptions& options = {});
+  void allGather(const std::vector<Variable>& vars, const CollectiveOptions& options = {});
+  std::vector<Array> reduce(const std::vector<Variable>& vars, ReduceOp op = ReduceOp::Avg,
+                            bool in_place = true, const CollectiveOptions& options = {});
+  void allReduce(const std::vector<Variable>& vars, ReduceOp op = ReduceOp::Avg,
+                 const CollectiveOptions& options = {});
+  void setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
+                const Selection& batch = {});
+  std::vector<Array> getValue(int rank, const std::vector<Variable>& vars);
+  // [variable][rank]
+  std::vector<std::vector<int64_t>> getLengths(const std::vector<Variable>& vars);
+  std::vector<std::vector<Shape>> getShapes(const std::vector<Variable>& vars);
+
+  // One barrier round trip through every rank (what every step costs at least).
+  void barrier();
+  // Ends the workers and removes every shared-memory segment. Also runs at exit.
+  void close();
+
+ private:
+  friend Session forkSession(const ForkOptions&, BackendRegistry, std::shared_ptr<ModelLoader>);
+  explicit Session(std::shared_ptr<detail::SessionCore> core) : core_(std::move(core)) {}
+  detail::SessionCore& core() const;
+  std::shared_ptr<detail::SessionCore> core_;
+};
+
+// Forks the ranks with backends from `registry` and models from `loader`. Most programs call
+// synk::fork() (plugins/synk.h), which supplies the default registry and the plugin loader.
+// Throws UsageError when a session is already open in this process.
+Session forkSession(const ForkOptions& options, BackendRegistry registry,
+                    std::shared_ptr<ModelLoader> loader);
+
+}  // namespace synk

@@ -1,0 +1,259 @@
+#include "core/session_core.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace synk::detail {
+namespace {
+
+// The session open in this process: fork() refuses a second one, exit closes it.
+SessionCore* g_open_session = nullptr;
+
+void writeSlotStatus(RankSlot& slot, const Status& status) {
+  slot.status = static_cast<int32_t>(status.kind);
+  const size_t n = std::min(status.message.size(), kMessageBytes - 1);
+  std::memcpy(slot.message, status.message.data(), n);
+  slot.message[n] = '\0';
+}
+
+}  // namespace
+
+SessionCore* openSession() {
+  return g_open_session;
+}
+
+SessionCore::SessionCore(const ForkOptions& options, BackendRegistry registry,
+                         std::shared_ptr<ModelLoader> loader, BackendFactory& factory)
+    : options_(options),
+      registry_(std::move(registry)),
+      loader_(std::move(loader)),
+      factory_(&factory) {}
+
+SessionCore::~SessionCore() {
+  if (group_ && isMaster()) close();
+}
+
+void SessionCore::start() {
+  ProcessGroupOptions pg;
+  pg.n_ranks = options_.n_parallel;
+  pg.master_rank = options_.master_rank;
+  pg.timeout = options_.timeout;
+  pg.spin = options_.spin;
+  owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });
+  group_ = owned_group_.get();
+  g_open_session = this;
+  try {
+    startBackend();
+  } catch (const std::exception& e) {
+    abortAndClose(e.what());
+    throw;
+  }
+}
+
+void SessionCore::startBackend() {
+  heap_ = std::make_unique<ShmHeap>(group_->shmPrefix(), group_->rank());
+  const int ordinal = options_.devices.empty() ? -1 : options_.devices[group_->rank()];
+  RankEnvironment env{*group_, *heap_, ordinal};
+  backend_ = factory_->create(env);
+  blobs_ = std::make_unique<BlobCache>(group_->shmPrefix(), &backend_->device());
+  Waiter waiter = group_->commandWaiter("startup");
+  group_->barrier().arrive(waiter, BarrierSite::Startup);
+}
+
+int SessionCore::workerMain(ProcessGroup& group) {
+  // This process is a copy of the master at fork time: drop what belongs to the master.
+  group_ = &group;
+  try {
+    return workerLoop();
+  } catch (...) {
+    // Fatal here, or the session aborted: release the communicators fast, then exit.
+    if (backend_) backend_->abort();
+    throw;
+  }
+}
+
+int SessionCore::workerLoop() {
+  startBackend();
+  std::vector<std::byte> blob_copy;
+  while (true) {
+    Waiter idle = group_->idleWaiter();
+    group_->barrier().arrive(idle, BarrierSite::CommandStart);
+    Opcode opcode;
+    ByteReader payload = readCommand(opcode, blob_copy);
+    if (opcode == Opcode::Quit) {
+      releaseResources();
+      return kExitOk;
+    }
+    Waiter waiter = group_->commandWaiter(str("step '", opcodeName(opcode), "'"));
+    const Status status = execute(opcode, payload, waiter);
+    writeSlotStatus(group_->control().slot(group_->rank()), status);
+    group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+  }
+}
+
+void SessionCore::ensureOpen() const {
+  if (!closed_) return;
+  if (!abort_reason_.empty()) {
+    throw UsageError(str("the session was aborted and is closed: ", abort_reason_));
+  }
+  throw UsageError("the session is closed");
+}
+
+void SessionCore::writeCommand(Opcode opcode, const ByteWriter& payload) {
+  ControlBlock& cb = group_->control();
+  ByteWriter framed;
+  framed.putVector(pending_releases_);
+  pending_releases_.clear();
+  framed.append(payload.data(), payload.size());
+  PayloadHeader header;
+  if (sizeof header + framed.size() <= kCommandBytes) {
+    header.inline_bytes = framed.size();
+    std::memcpy(cb.payload + sizeof header, framed.data(), framed.size());
+  } else {
+    // Too large for the control block (long index lists): ship it in a blob, which grows.
+    if (!payload_blob_ || payload_blob_->size() < framed.size()) {
+      if (payload_blob_) ShmSegment::remove(payload_blob_->name());
+      if (!payload_blob_id_) payload_blob_id_ = nextBlobId();
+      ++payload_blob_generation_;
+      payload_blob_ = std::make_unique<ShmSegment>(
+          ShmSegment::create(blobName(shmPrefix(), payload_blob_id_, payload_blob_generation_),
+                             framed.size() * 2, "command arguments"));
+    }
+    std::memcpy(payload_blob_->data(), framed.data(), framed.size());
+    header.blob_id = payload_blob_id_;
+    header.blob_generation = payload_blob_generation_;
+    header.blob_bytes = payload_blob_->size();
+  }
+  std::memcpy(cb.payload, &header, sizeof header);
+  cb.opcode = static_cast<uint32_t>(opcode);
+  ++cb.command_seq;
+}
+
+ByteReader SessionCore::readCommand(Opcode& opcode, std::vector<std::byte>& blob_copy) {
+  ControlBlock& cb = group_->control();
+  opcode = static_cast<Opcode>(cb.opcode);
+  PayloadHeader header;
+  std::memcpy(&header, cb.payload, sizeof header);
+  ByteReader reader(cb.payload + sizeof header, header.inline_bytes);
+  if (header.inline_bytes == 0 && header.blob_id != 0) {
+    const std::byte* bytes =
+        blobs_->attach({header.blob_id, header.blob_generation, header.blob_bytes});
+    blob_copy.assign(bytes, bytes + header.blob_bytes);
+    reader = ByteReader(blob_copy.data(), blob_copy.size());
+  }
+  if (opcode != Opcode::Quit) {
+    for (uint64_t id : reader.getVector<uint64_t>())
+      blobs_->release(id);
+  }
+  return reader;
+}
+
+void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std::string& what) {
+  ensureOpen();
+  writeCommand(opcode, payload);
+  Waiter waiter = group_->commandWaiter(what);
+  try {
+    group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+    std::vector<std::byte> blob_copy;
+    Opcode echoed;
+    ByteReader reader = readCommand(echoed, blob_copy);
+    const Status status = execute(opcode, reader, waiter);
+    writeSlotStatus(group_->control().slot(rank()), status);
+    group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+  } catch (const PeerFailure& e) {
+    abortAndClose(e.what());
+    throw PeerFailure(e.rank(), str(e.what(), " (during ", what, ")"));
+  } catch (const std::exception& e) {
+    abortAndClose(e.what());
+    throw;
+  }
+  throwStatuses();
+}
+
+void SessionCore::throwStatuses() {
+  ControlBlock& cb = group_->control();
+  int first = -1;
+  std::string others;
+  for (int r = 0; r < size(); ++r) {
+    if (cb.slot(r).status == 0) continue;
+    if (first < 0) {
+      first = r;
+    } else {
+      others += str(others.empty() ? "" : ", ", r);
+    }
+  }
+  if (first < 0) return;
+  const RankSlot& slot = cb.slot(first);
+  std::string message = slot.message;
+  if (!others.empty()) message += str(" (rank(s) ", others, " failed too)");
+  switch (static_cast<ErrorKind>(slot.status)) {
+    case ErrorKind::InvalidArgument:
+      throw InvalidArgument(message);
+    default:
+      throw RankError(first, str("rank ", first, ": ", message));
+  }
+}
+
+Status SessionCore::execute(Opcode opcode, ByteReader& payload, Waiter& waiter) {
+  switch (opcode) {
+    case Opcode::Barrier:
+      return {};
+    case Opcode::Distribute:
+      return executeDistribute(payload, waiter);
+    case Opcode::Call:
+      return executeCall(payload, waiter);
+    case Opcode::Collective:
+      return executeCollective(payload, waiter);
+    case Opcode::Quit:
+      break;
+  }
+  throw InternalError(str("unknown opcode ", static_cast<uint32_t>(opcode)));
+}
+
+void SessionCore::barrierStep() {
+  runCommand(Opcode::Barrier, ByteWriter(), "barrier");
+}
+
+void SessionCore::abortAndClose(const std::string& reason) noexcept {
+  abort_reason_ = reason;
+  if (group_ && !group_->aborted()) {
+    abortSession(group_->control(), AbortReason::Fatal, rank(), reason);
+  }
+  if (backend_) backend_->abort();
+  releaseResources();
+  if (owned_group_) owned_group_->shutdown(std::chrono::milliseconds(3000));
+  closed_ = true;
+  if (g_open_session == this) g_open_session = nullptr;
+}
+
+void SessionCore::releaseResources() noexcept {
+  // Device memory goes back to the device before the device itself goes away.
+  scratch_.clear();
+  collective_buffer_ = DeviceBuffer();
+  for (ModelState& model : models_) {
+    model.instance.reset();
+    model.variables.clear();
+  }
+  models_.clear();
+  blobs_.reset();
+  backend_.reset();
+  heap_.reset();
+}
+
+void SessionCore::close() {
+  if (closed_ || !group_ || !isMaster()) return;
+  try {
+    writeCommand(Opcode::Quit, ByteWriter());
+    Waiter waiter = group_->commandWaiter("close");
+    group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+  } catch (const std::exception&) {
+    // A worker already gone: shutdown() below reaps and kills what is left.
+  }
+  releaseResources();
+  owned_group_->shutdown(std::chrono::milliseconds(5000));
+  closed_ = true;
+  if (g_open_session == this) g_open_session = nullptr;
+}
+
+}  // namespace synk::detail
