@@ -1,0 +1,11 @@
+#pragma once
+// The backends synk ships with. The session owns the registry it is given (no static
+// registration); adding a backend is one line in registry.cc (collectives/README.md).
+#include "core/backend.h"
+
+namespace synk {
+
+// "cpu" and "cuda" (the latter not viable in a build without CUDA).
+BackendRegistry makeDefaultRegistry();
+
+}  // namespace synk

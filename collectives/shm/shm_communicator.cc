@@ -1,0 +1,285 @@
+#include "collectives/shm/shm_communicator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "collectives/shm/reduce_kernels_impl.h"
+#include "core/error.h"
+#include "core/process_group.h"
+#include "core/shm_heap.h"
+
+namespace synk {
+namespace {
+
+using shm_detail::ownedRange;
+using shm_detail::reduceRange;
+
+// The barrier outbox of one collective: the locations of the buffers this rank exposes before
+// CollectiveIn, then, only if it failed, its message. Copied in and out with memcpy: the exchange
+// area is raw bytes.
+constexpr size_t kLocationsBytes = 2 * sizeof(ShmLocation);
+constexpr size_t kErrorBytes = 1024;
+static_assert(kLocationsBytes + kErrorBytes <= kExchangeBytes);
+
+void publishLocations(Barrier& barrier, const ShmLocation (&locations)[2]) {
+  std::memcpy(barrier.outbox(), locations, kLocationsBytes);
+}
+
+ShmLocation locationOf(const Barrier& barrier, int rank, size_t k) {
+  ShmLocation location;
+  std::memcpy(&location, barrier.exchangeOf(rank) + k * sizeof(ShmLocation), sizeof location);
+  return location;
+}
+
+void publishError(Barrier& barrier, std::exception_ptr failure) {
+  std::string message = "unknown exception";
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    message = e.what();
+  } catch (...) {
+  }
+  message.resize(std::min(message.size(), kErrorBytes - 1));
+  std::memcpy(barrier.outbox() + kLocationsBytes, message.c_str(), message.size() + 1);
+}
+
+std::string errorOf(const Barrier& barrier, int rank) {
+  const auto* text = reinterpret_cast<const char*>(barrier.exchangeOf(rank) + kLocationsBytes);
+  return std::string(text, strnlen(text, kErrorBytes - 1));
+}
+
+size_t roundUp(size_t value, size_t to) {
+  return (value + to - 1) / to * to;
+}
+
+void checkRoot(int root, int n, const char* what) {
+  if (root < 0 || root >= n) {
+    throw InvalidArgument(str(what, ": root ", root, " is not a rank of ", n));
+  }
+}
+
+// Element offset of each rank's part in a gather result; the last entry is the total.
+std::vector<size_t> partOffsets(const std::vector<size_t>& counts, int n, const char* what) {
+  if (static_cast<int>(counts.size()) != n) {
+    throw InvalidArgument(str(what, ": ", counts.size(), " counts for ", n, " ranks"));
+  }
+  std::vector<size_t> offsets(counts.size() + 1, 0);
+  for (size_t r = 0; r < counts.size(); ++r)
+    offsets[r + 1] = offsets[r] + counts[r];
+  return offsets;
+}
+
+void requireBuffer(const void* pointer, size_t bytes, const char* what, const char* which) {
+  if (bytes > 0 && !pointer) {
+    throw InvalidArgument(str(what, ": ", which, " is null but ", bytes, " bytes are needed"));
+  }
+}
+
+}  // namespace
+
+ShmCommunicator::ShmCommunicator(ProcessGroup& group, ShmHeap& heap)
+    : group_(group), heap_(heap), rank_(group.rank()), n_(group.size()), peers_(group.size()) {}
+
+ShmCommunicator::~ShmCommunicator() {
+  heap_.release(workspace_);
+}
+
+std::byte* ShmCommunicator::workspace(size_t bytes) {
+  if (bytes > workspace_bytes_) {
+    heap_.release(workspace_);
+    workspace_ = nullptr;
+    workspace_bytes_ = 0;
+    workspace_ = heap_.allocate(bytes);
+    workspace_bytes_ = bytes;
+  }
+  return static_cast<std::byte*>(workspace_);
+}
+
+// Buffers outside the heap (or running past the end of their segment) cannot be mapped by the
+// peers: they are staged through the workspace.
+void ShmCommunicator::expose(const char* what, std::span<Exposed> mine) {
+  size_t staged_bytes = 0;
+  for (Exposed& e : mine) {
+    e.local = static_cast<std::byte*>(const_cast<void*>(e.user));
+    e.staged = false;
+    if (e.bytes == 0) continue;
+    requireBuffer(e.user, e.bytes, what, e.output ? "the result buffer" : "the input buffer");
+    const auto where = heap_.locate(e.user);
+    if (where && where->offset + e.bytes <= where->segment_bytes) continue;
+    e.staged = true;
+    staged_bytes += roundUp(e.bytes, ShmHeap::kAlignment);
+  }
+  if (staged_bytes == 0) return;
+  std::byte* next = workspace(staged_bytes);
+  for (Exposed& e : mine) {
+    if (!e.staged) continue;
+    e.local = next;
+    next += roundUp(e.bytes, ShmHeap::kAlignment);
+    if (e.input) std::memcpy(e.local, e.user, e.bytes);
+  }
+}
+
+template <typename Work>
+void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> mine, Work&& work) {
+  Barrier& barrier = group_.barrier();
+  std::exception_ptr failure;
+  try {
+    expose(what, mine);
+    ShmLocation locations[kMaxExposed] = {};
+    for (size_t k = 0; k < mine.size(); ++k) {
+      if (mine[k].bytes > 0) locations[k] = *heap_.locate(mine[k].local);
+    }
+    publishLocations(barrier, locations);
+  } catch (...) {
+    failure = std::current_exception();
+    publishError(barrier, failure);
+  }
+  bool all_ok = barrier.arrive(waiter, BarrierSite::CollectiveIn, !failure);
+  if (failure) std::rethrow_exception(failure);
+  if (!all_ok) throwPeerFailure(what);
+
+  try {
+    for (int r = 0; r < n_; ++r) {
+      for (size_t k = 0; k < kMaxExposed; ++k) {
+        if (r == rank_) {
+          peers_[r][k] = k < mine.size() ? mine[k].local : nullptr;
+          continue;
+        }
+        const ShmLocation theirs = locationOf(barrier, r, k);
+        peers_[r][k] = theirs.rank >= 0 ? static_cast<std::byte*>(heap_.resolve(theirs)) : nullptr;
+      }
+    }
+    work(peers_);
+  } catch (...) {
+    failure = std::current_exception();
+    publishError(barrier, failure);
+  }
+  all_ok = barrier.arrive(waiter, BarrierSite::CollectiveOut, !failure);
+  if (failure) std::rethrow_exception(failure);
+  if (!all_ok) throwPeerFailure(what);
+
+  for (const Exposed& e : mine) {
+    if (e.staged && e.output) std::memcpy(const_cast<void*>(e.user), e.local, e.bytes);
+  }
+}
+
+void ShmCommunicator::throwPeerFailure(const char* what) const {
+  const Barrier& barrier = group_.barrier();
+  for (int r = 0; r < n_; ++r) {
+    if (barrier.okOf(r)) continue;
+    throw RankError(r, str(what, ": rank ", r, " failed: ", errorOf(barrier, r)));
+  }
+  throw InternalError(str(what, ": a rank failed but none says which"));
+}
+
+void ShmCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
+  waiter.check();
+  checkCollectiveOp(args.op, args.dtype, "allReduce");
+  const size_t elem = dtypeSize(args.dtype);
+  const size_t bytes = args.count * elem;
+  // One rank: the sum is the buffer itself and avg scales by 1.
+  if (bytes == 0 || n_ == 1) return;
+  Exposed mine[1] = {{.user = args.buffer, .bytes = bytes, .input = true, .output = true}};
+  run("allReduce", waiter, mine, [&](const Peers& peers) {
+    std::byte* buffers[kMaxRanks];
+    for (int r = 0; r < n_; ++r)
+      buffers[r] = peers[r][0];
+    const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
+    reduceRange(buffers, n_, buffers, n_, begin, end, args.dtype, args.op, n_);
+  });
+}
+
+void ShmCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
+  waiter.check();
+  checkCollectiveOp(args.op, args.dtype, "reduce");
+  checkRoot(args.root, n_, "reduce");
+  const size_t elem = dtypeSize(args.dtype);
+  const size_t bytes = args.count * elem;
+  if (bytes == 0) return;
+  const bool root = rank_ == args.root;
+  if (n_ == 1) {
+    requireBuffer(args.send, bytes, "reduce", "send");
+    requireBuffer(args.recv, bytes, "reduce", "recv");
+    if (args.recv != args.send) std::memcpy(args.recv, args.send, bytes);
+    return;
+  }
+  // At the root recv is exposed as a second buffer even when it equals send: if it is staged,
+  // reading one copy and writing the other keeps the in-place case correct.
+  Exposed mine[2] = {{.user = args.send, .bytes = bytes, .input = true},
+                     {.user = args.recv, .bytes = root ? bytes : 0, .output = true}};
+  run("reduce", waiter, std::span<Exposed>(mine, root ? 2 : 1), [&](const Peers& peers) {
+    const std::byte* sends[kMaxRanks];
+    for (int r = 0; r < n_; ++r)
+      sends[r] = peers[r][0];
+    std::byte* result = peers[args.root][1];
+    const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
+    reduceRange(sends, n_, &result, 1, begin, end, args.dtype, args.op, n_);
+  });
+}
+
+void ShmCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
+  waiter.check();
+  checkRoot(args.root, n_, "broadcast");
+  const size_t bytes = args.count * dtypeSize(args.dtype);
+  if (bytes == 0 || n_ == 1) return;
+  const bool root = rank_ == args.root;
+  Exposed mine[1] = {{.user = args.buffer, .bytes = root ? bytes : 0, .input = true}};
+  run("broadcast", waiter, std::span<Exposed>(mine, root ? 1 : 0), [&](const Peers& peers) {
+    requireBuffer(args.buffer, bytes, "broadcast", "buffer");
+    if (!root) std::memcpy(args.buffer, peers[args.root][0], bytes);
+  });
+}
+
+void ShmCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
+  waiter.check();
+  checkRoot(args.root, n_, "gather");
+  const std::vector<size_t> offsets = partOffsets(args.counts, n_, "gather");
+  const size_t elem = dtypeSize(args.dtype);
+  const size_t total = offsets.back() * elem;
+  const size_t part = args.counts[rank_] * elem;
+  if (total == 0) return;
+  const bool root = rank_ == args.root;
+  if (n_ == 1) {
+    requireBuffer(args.send, part, "gather", "send");
+    requireBuffer(args.recv, total, "gather", "recv");
+    if (part > 0 && args.recv != args.send) std::memcpy(args.recv, args.send, part);
+    return;
+  }
+  Exposed mine[1] = {{.user = args.recv, .bytes = root ? total : 0, .output = true}};
+  run("gather", waiter, std::span<Exposed>(mine, root ? 1 : 0), [&](const Peers& peers) {
+    requireBuffer(args.send, part, "gather", "send");
+    std::byte* dst = peers[args.root][0] + offsets[rank_] * elem;
+    if (part > 0 && dst != args.send) std::memcpy(dst, args.send, part);
+  });
+}
+
+void ShmCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
+  waiter.check();
+  const std::vector<size_t> offsets = partOffsets(args.counts, n_, "allGather");
+  const size_t elem = dtypeSize(args.dtype);
+  const size_t total = offsets.back() * elem;
+  const size_t part = args.counts[rank_] * elem;
+  if (total == 0) return;
+  if (n_ == 1) {
+    requireBuffer(args.send, part, "allGather", "send");
+    requireBuffer(args.recv, total, "allGather", "recv");
+    if (part > 0) std::memcpy(args.recv, args.send, part);
+    return;
+  }
+  Exposed mine[1] = {{.user = args.send, .bytes = part, .input = true}};
+  run("allGather", waiter, mine, [&](const Peers& peers) {
+    requireBuffer(args.recv, total, "allGather", "recv");
+    auto* recv = static_cast<std::byte*>(args.recv);
+    // Start after this rank so the ranks do not all read rank 0's buffer at once.
+    for (int k = 0; k < n_; ++k) {
+      const int r = (rank_ + k) % n_;
+      const size_t bytes = args.counts[r] * elem;
+      const std::byte* src = r == rank_ ? static_cast<const std::byte*>(args.send) : peers[r][0];
+      if (bytes > 0) std::memcpy(recv + offsets[r] * elem, src, bytes);
+    }
+  });
+}
+
+}  // namespace synk

@@ -1,0 +1,50 @@
+// What only the shared-memory communicator promises (collectives/README.md, "Failure contract"):
+// a failure on one rank makes every rank throw, naming that rank, and the ranks stay in step.
+#include <catch2/catch.hpp>
+#include <stdexcept>
+#include <vector>
+
+#include "collectives/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "tests/support/rank_fixture.h"
+
+namespace synk::test {
+namespace {
+
+void expectSum(RankContext& ctx, Communicator& comm) {
+  std::vector<float> values(1000, static_cast<float>(ctx.rank() + 1));
+  void* buffer = ctx.device().allocate(values.size() * sizeof(float));
+  ctx.device().copy(buffer, values.data(), values.size() * sizeof(float), CopyKind::HostToDevice);
+  Waiter waiter = ctx.waiter("allReduce after a failure");
+  comm.allReduce({buffer, values.size(), DType::Float32, ReduceOp::Sum}, waiter);
+  const float want = static_cast<float>(ctx.size() * (ctx.size() + 1) / 2);
+  if (static_cast<float*>(buffer)[999] != want) throw std::runtime_error("wrong sum after failure");
+  ctx.device().release(buffer);
+}
+
+TEST_CASE("shm: a rank's bad buffer fails the collective on every rank", "[coll]") {
+  const auto factory = makeCpuBackendFactory();
+  const int n = GENERATE(2, 3);
+  runOnRanks(*factory, n, [](RankContext& ctx) {
+    Communicator& comm = ctx.backend.communicator(true);
+    void* buffer = ctx.device().allocate(4096);
+    void* mine = ctx.rank() == 1 ? nullptr : buffer;
+    Waiter waiter = ctx.waiter("allReduce with a null buffer on rank 1");
+    try {
+      comm.allReduce({mine, 1024, DType::Float32, ReduceOp::Sum}, waiter);
+      throw std::runtime_error("allReduce with a null buffer on rank 1 did not throw");
+    } catch (const InvalidArgument& e) {
+      if (ctx.rank() != 1) throw std::runtime_error(str("rank ", ctx.rank(), ": ", e.what()));
+    } catch (const RankError& e) {
+      const std::string what = e.what();
+      if (ctx.rank() == 1 || e.rank() != 1 || what.find("null") == std::string::npos) {
+        throw std::runtime_error(str("rank ", ctx.rank(), " got RankError: ", what));
+      }
+    }
+    ctx.device().release(buffer);
+    expectSum(ctx, comm);
+  });
+}
+
+}  // namespace
+}  // namespace synk::test
