@@ -12,6 +12,13 @@ if(SYNK_ENABLE_CUDA)
       set(CMAKE_CUDA_ARCHITECTURES 90)
     endif()
     enable_language(CUDA)
+    # CMake < 3.26 knows no CUDA dialect past 17, so any target with C++20 (CMAKE_CXX_STANDARD)
+    # and .cu sources fails to generate; nvcc >= 12 accepts -std=c++20.
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION
+       AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     find_package(CUDAToolkit)
     find_path(SYNK_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
     find_library(SYNK_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib

@@ -1,0 +1,252 @@
+#pragma once
+/* synk model plugin ABI, version 1.0.
+ *
+ * The only contract between the synk host and a model plugin (a shared library). Pure C: it
+ * compiles as C99 and as C++, depends on <stdint.h> and <stddef.h> only, and nothing but C types
+ * crosses it. C++ authors use plugins/sdk/synk_sdk.h, which adapts a class to this table.
+ *
+ * Exported symbols (both `extern "C"`, default visibility):
+ *   uint32_t synk_plugin_abi_version(void);     read first: SYNK_PLUGIN_ABI_VERSION as compiled
+ *   const synk_plugin_v1* synk_plugin_v1_get(void);   the function table
+ *
+ * Version policy. Major bump = incompatible change (a field removed, retyped or moved, a call's
+ * meaning changed): the host refuses a plugin of another major, naming the file and both versions.
+ * Minor bump = fields appended to the end of a struct: both sides accept any minor of their major.
+ * Every struct starts with `uint32_t struct_size` (sizeof as compiled by the side that filled it)
+ * so the reader sees which fields exist: read a field only if SYNK_STRUCT_HAS says so. Arrays of
+ * structs are walked with the struct_size of their elements (see synk_tensor_at), never with the
+ * reader's sizeof, so a newer writer's larger elements are still found.
+ *
+ * Errors. Every entry point returns a synk_status (SYNK_OK = 0). Nothing may throw or longjmp
+ * across the seam: a C++ plugin catches everything at each entry point (the SDK does).
+ *   describe/create: the plugin writes a NUL-terminated message into the `error` buffer given
+ *     (truncated to error_size - 1 bytes).
+ *   call: the plugin returns a code; the host then reads last_error(instance).
+ *
+ * Threading. The host never calls one instance from two threads at once. describe may be called
+ * at any time, repeatedly, from any thread, concurrently with anything: it must be reentrant.
+ *
+ * Fork discipline. The master process loads the library and calls describe BEFORE it forks one
+ * worker per rank; create, call and destroy run in the rank processes AFTER fork, after the rank's
+ * device was selected. Therefore: static initialisers and describe must not touch CUDA (or NCCL,
+ * cuBLAS), start threads or take locks; CUDA may be used from create on. Plugins hold no globals
+ * (no mutable static storage): every per-rank state lives in the instance; the host passes its
+ * services in.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SYNK_PLUGIN_ABI_MAJOR 1
+#define SYNK_PLUGIN_ABI_MINOR 0
+#define SYNK_PLUGIN_ABI_VERSION \
+  (((uint32_t)SYNK_PLUGIN_ABI_MAJOR << 16) | (uint32_t)SYNK_PLUGIN_ABI_MINOR)
+#define SYNK_PLUGIN_ABI_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
+#define SYNK_PLUGIN_ABI_VERSION_MINOR(version) ((uint32_t)(version)&0xffffu)
+
+#define SYNK_PLUGIN_ABI_VERSION_SYMBOL "synk_plugin_abi_version"
+#define SYNK_PLUGIN_V1_GET_SYMBOL "synk_plugin_v1_get"
+
+/* Limits the host enforces on declarations. */
+#define SYNK_PLUGIN_MAX_NDIM 16
+#define SYNK_PLUGIN_MAX_NAME 255 /* bytes, without the terminating NUL */
+
+/* True when the struct at `ptr` (filled by the other side) contains `field`. */
+#define SYNK_STRUCT_HAS(ptr, type, field) \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SYNK_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define SYNK_PLUGIN_EXPORT
+#endif
+
+/* Status codes. */
+typedef int32_t synk_status;
+#define SYNK_OK 0
+#define SYNK_ERROR_INVALID_ARGUMENT 1 /* a tensor, shape or declaration is not acceptable */
+#define SYNK_ERROR_UNSUPPORTED 2      /* e.g. a device kind the plugin was not built for */
+#define SYNK_ERROR_OUT_OF_MEMORY 3
+#define SYNK_ERROR_DEVICE 4   /* a CUDA / cuBLAS / NCCL call failed */
+#define SYNK_ERROR_INTERNAL 5 /* anything else (an exception the plugin did not classify) */
+
+/* Element types: the numbering of core/dtype.h (never renumbered). */
+#define SYNK_DTYPE_FLOAT32 0
+#define SYNK_DTYPE_FLOAT64 1
+#define SYNK_DTYPE_INT32 2
+#define SYNK_DTYPE_INT64 3
+#define SYNK_DTYPE_UINT8 4
+#define SYNK_DTYPE_FLOAT16 5  /* IEEE binary16, stored as uint16_t */
+#define SYNK_DTYPE_BFLOAT16 6 /* stored as uint16_t */
+#define SYNK_DTYPE_COUNT 7
+
+/* Shared variable kinds (core/model.h VariableKind). */
+#define SYNK_VARIABLE_PLAIN 0      /* each rank keeps and updates its own copy */
+#define SYNK_VARIABLE_MIRRORED 1   /* identical on every rank; set by broadcast or all_reduce */
+#define SYNK_VARIABLE_RANK_LOCAL 2 /* per-rank; the master reads the reduction */
+/* Reductions of a rank_local variable (core/model.h LocalReduction). */
+#define SYNK_REDUCTION_SUM 0
+#define SYNK_REDUCTION_MEAN 1
+
+/* Device kinds (core/device.h DeviceKind). */
+#define SYNK_DEVICE_HOST 0 /* tensors in host memory */
+#define SYNK_DEVICE_CUDA 1 /* tensors in the rank's GPU memory */
+
+/* Log levels for synk_host_services.log. */
+#define SYNK_LOG_DEBUG 0
+#define SYNK_LOG_INFO 1
+#define SYNK_LOG_WARNING 2
+#define SYNK_LOG_ERROR 3
+
+/* ---- describe: plugin -> host declarations. Every pointer in them is read only during the
+ * sink callback it is passed to: the host copies everything at once. ---- */
+
+/* A function input or output: the runtime picks, per binding, which inputs are scattered along
+ * axis 0 and which are broadcast; the plugin only declares dtype and rank. */
+typedef struct synk_tensor_decl {
+  uint32_t struct_size;
+  int32_t dtype; /* SYNK_DTYPE_* */
+  int32_t ndim;  /* 0 .. SYNK_PLUGIN_MAX_NDIM */
+  const char* name;
+} synk_tensor_decl;
+
+typedef struct synk_variable_decl {
+  uint32_t struct_size;
+  int32_t dtype;     /* SYNK_DTYPE_* */
+  int32_t kind;      /* SYNK_VARIABLE_* */
+  int32_t reduction; /* SYNK_REDUCTION_*; used by rank_local only */
+  const char* name;
+  int32_t ndim;           /* 0 .. SYNK_PLUGIN_MAX_NDIM */
+  const int64_t* shape;   /* ndim dimensions, each >= 0; may be NULL when ndim == 0 */
+  const void* initial;    /* NULL: zeros; else row-major host memory of initial_bytes bytes */
+  uint64_t initial_bytes; /* must equal the element count times the dtype's size */
+} synk_variable_decl;
+
+typedef struct synk_function_decl {
+  uint32_t struct_size;
+  const char* name;
+  uint32_t n_inputs;
+  const synk_tensor_decl* inputs; /* call order */
+  uint32_t n_outputs;
+  const synk_tensor_decl* outputs;
+  uint32_t n_reads;
+  const char* const* reads; /* names of shared variables the function reads */
+  uint32_t n_updates;
+  const char* const* updates; /* names of shared variables it computes new values for */
+} synk_function_decl;
+
+/* Host-provided sink. Each callback copies its argument and returns SYNK_OK, or an error code
+ * when the declaration is invalid (the host keeps the reason and names it when load fails); a
+ * plugin should then stop and return that code. Variables may be declared after the functions
+ * that name them: references are checked when describe returns. */
+typedef struct synk_describe_sink {
+  uint32_t struct_size;
+  void* host;                                                  /* pass back to each callback */
+  synk_status (*set_name)(void* host, const char* model_name); /* exactly once */
+  synk_status (*add_variable)(void* host, const synk_variable_decl* variable);
+  synk_status (*add_function)(void* host, const synk_function_decl* function);
+} synk_describe_sink;
+
+/* ---- create: host -> plugin, in the rank's process after fork ---- */
+
+typedef struct synk_device_info {
+  uint32_t struct_size;
+  int32_t kind;    /* SYNK_DEVICE_* */
+  int32_t ordinal; /* CUDA device ordinal in this process; -1 on the host */
+  int32_t rank;
+  int32_t n_ranks;
+  void* stream; /* cudaStream_t every call's work must be ordered on; NULL on the host */
+  void* blas;   /* cublasHandle_t bound to that stream; NULL on the host */
+  void* comm;   /* ncclComm_t of the session, when NCCL is in use; else NULL */
+} synk_device_info;
+
+/* Services the host lends the instance. The struct, `host` and the handles in synk_device_info
+ * stay valid from create until destroy returns, so an instance may keep the pointers. */
+typedef struct synk_host_services {
+  uint32_t struct_size;
+  void* host; /* pass back to each callback */
+  /* Thread-safe; the message is copied. */
+  void (*log)(void* host, int32_t level, const char* message);
+  /* Device memory of this rank (host memory on the host device), 256-byte aligned; NULL when
+   * exhausted. Release with `release`; the host releases what is left after destroy. */
+  void* (*allocate)(void* host, uint64_t bytes);
+  void (*release)(void* host, void* pointer);
+} synk_host_services;
+
+/* ---- call: one invocation of a function on one rank's slice ---- */
+
+/* A tensor in the rank's device memory, dense and row-major. */
+typedef struct synk_tensor {
+  uint32_t struct_size;
+  int32_t dtype; /* as declared */
+  int32_t ndim;  /* as declared */
+  void* data;
+  const int64_t* shape; /* ndim dimensions */
+} synk_tensor;
+
+/* Every pointer in a synk_call (and in the tensors it lists) is valid only until `call` returns;
+ * data pointers are device memory. Inputs and reads must not be written. Updates are buffers
+ * pre-allocated with the variable's current shape: the function writes the variable's NEW value
+ * there (never into the read tensor: every slice of a sliced call must see the original values).
+ * On CUDA, work may still run when call returns if it is ordered on synk_device_info.stream. */
+typedef struct synk_call {
+  uint32_t struct_size;
+  uint32_t function;         /* index in declaration order */
+  const char* function_name; /* as declared */
+  uint32_t n_inputs;
+  const synk_tensor* inputs; /* declaration order */
+  uint32_t n_reads;
+  const synk_tensor* reads; /* synk_function_decl.reads order */
+  uint32_t n_updates;
+  const synk_tensor* updates; /* synk_function_decl.updates order */
+  uint32_t n_outputs;
+  void* host; /* pass back to allocate_output */
+  /* Allocates output `index` (declaration order; the declared dtype) with `ndim` (must equal the
+   * declared ndim) dimensions `shape` and returns where to write it, in device memory owned by
+   * the host. Call it exactly once per output. Returns NULL on failure: the host keeps the
+   * reason; return an error code from call. */
+  void* (*allocate_output)(void* host, uint32_t index, int32_t ndim, const int64_t* shape);
+} synk_call;
+
+/* ---- the table ---- */
+
+typedef struct synk_plugin_v1 {
+  uint32_t struct_size; /* sizeof(synk_plugin_v1) as compiled by the plugin */
+  uint32_t abi_version; /* SYNK_PLUGIN_ABI_VERSION as compiled; equals synk_plugin_abi_version() */
+  /* Declares the model's name, shared variables and functions through `sink`. */
+  synk_status (*describe)(const synk_describe_sink* sink, char* error, size_t error_size);
+  /* Creates this rank's instance in *instance. `device` and `host` stay valid until destroy. */
+  synk_status (*create)(const synk_device_info* device, const synk_host_services* host,
+                        void** instance, char* error, size_t error_size);
+  synk_status (*call)(void* instance, const synk_call* call);
+  /* The message of the instance's last failed call: NUL-terminated, owned by the instance, valid
+   * until the next call on it or destroy. Never NULL. */
+  const char* (*last_error)(void* instance);
+  /* Frees the instance; every piece of work it enqueued is finished or ordered on the stream. */
+  void (*destroy)(void* instance);
+} synk_plugin_v1;
+
+typedef uint32_t (*synk_plugin_abi_version_fn)(void);
+typedef const synk_plugin_v1* (*synk_plugin_v1_get_fn)(void);
+
+/* Defined by the plugin (the SDK's SYNK_PLUGIN macro does it). The table has static lifetime:
+ * it is constant data, built without running code. */
+SYNK_PLUGIN_EXPORT uint32_t synk_plugin_abi_version(void);
+SYNK_PLUGIN_EXPORT const synk_plugin_v1* synk_plugin_v1_get(void);
+
+/* Element i of an array of tensors, walked by the writer's struct_size (all elements of one
+ * array share it). */
+static inline const synk_tensor* synk_tensor_at(const synk_tensor* array, uint32_t i) {
+  return (const synk_tensor*)((const char*)array + (size_t)i * array->struct_size);
+}
+static inline const synk_tensor_decl* synk_tensor_decl_at(const synk_tensor_decl* array,
+                                                          uint32_t i) {
+  return (const synk_tensor_decl*)((const char*)array + (size_t)i * array->struct_size);
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif

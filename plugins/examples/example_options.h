@@ -1,0 +1,36 @@
+#pragma once
+// Command-line options shared by the example programs (Boost.Program_options).
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "plugins/synk.h"
+
+namespace synk::examples {
+
+// Parses --backend, --ranks, --master-rank; prints help and exits on --help or bad input.
+inline ForkOptions parseForkOptions(int argc, char** argv, const char* what) {
+  namespace po = boost::program_options;
+  ForkOptions options;
+  options.n_parallel = 2;
+  po::options_description desc(what);
+  desc.add_options()("help,h", "show this help")(
+      "backend", po::value(&options.backend)->default_value("cpu"), "cpu or cuda")(
+      "ranks", po::value(&options.n_parallel)->default_value(2), "number of ranks")(
+      "master-rank", po::value(&options.master_rank)->default_value(0), "rank of the master");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "error: " << e.what() << "\n" << desc;
+    std::exit(2);
+  }
+  if (vm.count("help")) {
+    std::cout << desc;
+    std::exit(0);
+  }
+  return options;
+}
+
+}  // namespace synk::examples

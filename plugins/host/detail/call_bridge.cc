@@ -1,0 +1,165 @@
+// DllModelInstance::call: a core CallFrame becomes a synk_call; outputs the plugin requests are
+// allocated through CallFrame::output; a failure becomes a PluginError with the plugin's message.
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "plugins/host/detail/dll_model.h"
+
+namespace synk::plugin_host {
+namespace {
+
+// The host side of synk_call.allocate_output for one call. Exceptions stop here: the plugin
+// sees NULL, the reason is kept for the error message.
+struct OutputRequests {
+  CallFrame* frame;
+  const FunctionSpec* fn;
+  std::vector<bool> allocated;
+  std::string error;
+
+  static void* allocate(void* host, uint32_t index, int32_t ndim, const int64_t* shape) noexcept {
+    auto* self = static_cast<OutputRequests*>(host);
+    try {
+      return self->take(index, ndim, shape);
+    } catch (const std::exception& e) {
+      try {
+        if (self->error.empty()) self->error = e.what();
+      } catch (...) {
+      }
+      return nullptr;
+    }
+  }
+
+  void* take(uint32_t index, int32_t ndim, const int64_t* shape) {
+    if (index >= fn->outputs.size()) {
+      throw InvalidArgument(
+          str("allocate_output(", index, "): the function has ", fn->outputs.size(), " outputs"));
+    }
+    const TensorSpec& out = fn->outputs[index];
+    if (allocated[index]) throw InvalidArgument(str("output '", out.name, "' allocated twice"));
+    if (ndim != out.ndim) {
+      throw InvalidArgument(str("output '", out.name, "' is declared with ", out.ndim,
+                                " dimensions; allocate_output asked for ", ndim));
+    }
+    if (ndim > 0 && !shape) throw InvalidArgument(str("output '", out.name, "': shape is NULL"));
+    const Shape dims(shape, shape + ndim);
+    for (int64_t dim : dims) {
+      if (dim < 0) {
+        throw InvalidArgument(
+            str("output '", out.name, "': negative dimension in ", shapeString(dims)));
+      }
+    }
+    void* data = frame->output(static_cast<int>(index), dims);
+    allocated[index] = true;
+    return data;
+  }
+};
+
+// The tensors' shape pointers point into `refs`, which outlives the call.
+std::vector<synk_tensor> toRaw(const std::vector<TensorRef>& refs) {
+  std::vector<synk_tensor> out;
+  out.reserve(refs.size());
+  for (const TensorRef& ref : refs) {
+    synk_tensor tensor{};
+    tensor.struct_size = sizeof tensor;
+    tensor.dtype = static_cast<int32_t>(ref.dtype);
+    tensor.ndim = static_cast<int32_t>(ref.shape.size());
+    tensor.data = ref.data;
+    tensor.shape = ref.shape.data();
+    out.push_back(tensor);
+  }
+  return out;
+}
+
+const VariableSpec& findVariable(const ModelSpec& spec, const std::string& name) {
+  for (const VariableSpec& v : spec.variables) {
+    if (v.name == name) return v;
+  }
+  throw InternalError(str("variable '", name, "' vanished from model '", spec.name, "'"));
+}
+
+}  // namespace
+
+// The frame comes from the runtime, not from the plugin: a mismatch is the caller's mistake and
+// is reported before the plugin can misread memory.
+void DllModelInstance::checkFrame(const CallFrame& frame, const FunctionSpec& fn) const {
+  const std::string what = str(prefix(), ": function '", fn.name, "'");
+  auto count = [&](size_t got, size_t declared, const char* role) {
+    if (got != declared) {
+      throw InvalidArgument(str(what, " declares ", declared, " ", role, "; the call has ", got));
+    }
+  };
+  count(frame.inputs.size(), fn.inputs.size(), "inputs");
+  count(frame.reads.size(), fn.reads.size(), "reads");
+  count(frame.updates.size(), fn.updates.size(), "updates");
+  for (size_t i = 0; i < fn.inputs.size(); ++i) {
+    const TensorSpec& decl = fn.inputs[i];
+    const TensorRef& ref = frame.inputs[i];
+    if (ref.dtype != decl.dtype || static_cast<int>(ref.shape.size()) != decl.ndim) {
+      throw InvalidArgument(str(what, ": input '", decl.name, "' is ", dtypeName(ref.dtype), " ",
+                                shapeString(ref.shape), "; declared ", dtypeName(decl.dtype),
+                                " with ndim ", decl.ndim));
+    }
+  }
+  auto checkVariables = [&](const std::vector<std::string>& names,
+                            const std::vector<TensorRef>& refs, const char* role) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const VariableSpec& v = findVariable(*spec_, names[i]);
+      if (refs[i].dtype != v.dtype) {
+        throw InvalidArgument(str(what, ": ", role, " of variable '", v.name, "' is ",
+                                  dtypeName(refs[i].dtype), "; declared ", dtypeName(v.dtype)));
+      }
+    }
+  };
+  checkVariables(fn.reads, frame.reads, "read");
+  checkVariables(fn.updates, frame.updates, "update");
+}
+
+void DllModelInstance::call(CallFrame& frame) {
+  if (frame.function < 0 || static_cast<size_t>(frame.function) >= spec_->functions.size()) {
+    throw InvalidArgument(str(prefix(), " has ", spec_->functions.size(),
+                              " functions; no function ", frame.function));
+  }
+  const FunctionSpec& fn = spec_->functions[frame.function];
+  checkFrame(frame, fn);
+  const std::vector<synk_tensor> inputs = toRaw(frame.inputs);
+  const std::vector<synk_tensor> reads = toRaw(frame.reads);
+  const std::vector<synk_tensor> updates = toRaw(frame.updates);
+  OutputRequests outputs{&frame, &fn, std::vector<bool>(fn.outputs.size(), false), {}};
+
+  synk_call raw{};
+  raw.struct_size = sizeof raw;
+  raw.function = static_cast<uint32_t>(frame.function);
+  raw.function_name = fn.name.c_str();
+  raw.n_inputs = static_cast<uint32_t>(inputs.size());
+  raw.inputs = inputs.data();
+  raw.n_reads = static_cast<uint32_t>(reads.size());
+  raw.reads = reads.data();
+  raw.n_updates = static_cast<uint32_t>(updates.size());
+  raw.updates = updates.data();
+  raw.n_outputs = static_cast<uint32_t>(fn.outputs.size());
+  raw.host = &outputs;
+  raw.allocate_output = &OutputRequests::allocate;
+
+  const synk_status status = library_->table().call(instance_, &raw);
+  const std::string failed = str(prefix(), ": function '", fn.name, "' failed: ");
+  if (status != SYNK_OK) {
+    const char* message = library_->table().last_error(instance_);
+    std::string text =
+        message && *message ? std::string(message) : str("(no message; ", statusName(status), ")");
+    if (!outputs.error.empty()) text += str(" (host: ", outputs.error, ")");
+    throw PluginError(failed + text);
+  }
+  if (!outputs.error.empty()) {
+    throw PluginError(
+        str(failed, "it returned SYNK_OK after an output was refused: ", outputs.error));
+  }
+  for (size_t i = 0; i < fn.outputs.size(); ++i) {
+    if (!outputs.allocated[i]) {
+      throw PluginError(
+          str(failed, "it returned without allocating output '", fn.outputs[i].name, "'"));
+    }
+  }
+}
+
+}  // namespace synk::plugin_host

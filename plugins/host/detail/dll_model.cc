@@ -1,0 +1,124 @@
+#include "plugins/host/detail/dll_model.h"
+
+#include <utility>
+
+#include "core/error.h"
+
+namespace synk::plugin_host {
+
+// The ABI's device codes are core's DeviceKind values: mapping is a cast.
+static_assert(SYNK_DEVICE_HOST == static_cast<int>(DeviceKind::Host) &&
+              SYNK_DEVICE_CUDA == static_cast<int>(DeviceKind::Cuda));
+
+const char* levelName(int32_t level) {
+  switch (level) {
+    case SYNK_LOG_DEBUG:
+      return "debug";
+    case SYNK_LOG_INFO:
+      return "info";
+    case SYNK_LOG_WARNING:
+      return "warning";
+    default:
+      return "error";
+  }
+}
+
+DllModel::DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec, PluginLogSink log)
+    : library_(std::move(library)),
+      spec_(std::make_shared<const ModelSpec>(std::move(spec))),
+      log_(std::move(log)) {}
+
+std::unique_ptr<ModelInstance> DllModel::instantiate(const RankInfo& info) {
+  return std::make_unique<DllModelInstance>(library_, spec_, info, log_);
+}
+
+DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
+                                   std::shared_ptr<const ModelSpec> spec, const RankInfo& info,
+                                   PluginLogSink log)
+    : library_(std::move(library)), spec_(std::move(spec)), info_(info), log_(std::move(log)) {
+  if (!info_.device) throw InvalidArgument(str(prefix(), ": instantiate needs RankInfo::device"));
+  Device& device = *info_.device;
+  const DeviceHandles handles = device.handles();
+  device_info_.struct_size = sizeof device_info_;
+  device_info_.kind = static_cast<int32_t>(device.kind());
+  device_info_.ordinal = device.ordinal();
+  device_info_.rank = info_.rank;
+  device_info_.n_ranks = info_.n_ranks;
+  device_info_.stream = handles.stream;
+  device_info_.blas = handles.blas;
+  device_info_.comm = handles.comm;
+  services_.struct_size = sizeof services_;
+  services_.host = this;
+  services_.log = &DllModelInstance::log;
+  services_.allocate = &DllModelInstance::allocate;
+  services_.release = &DllModelInstance::release;
+
+  char error[4096] = {};
+  void* instance = nullptr;
+  const synk_status status =
+      library_->table().create(&device_info_, &services_, &instance, error, sizeof error);
+  error[sizeof error - 1] = '\0';
+  if (status != SYNK_OK || !instance) {
+    releaseLeftovers();  // the destructor will not run
+    throw PluginError(str(prefix(), ": create failed on rank ", info_.rank, " of ", info_.n_ranks,
+                          " (", device.describe(), ") with ", statusName(status), ": ",
+                          status == SYNK_OK ? "it returned SYNK_OK but no instance"
+                          : *error          ? error
+                                            : "(no message)"));
+  }
+  instance_ = instance;
+}
+
+DllModelInstance::~DllModelInstance() {
+  library_->table().destroy(instance_);
+  releaseLeftovers();
+}
+
+std::string DllModelInstance::prefix() const {
+  return str("model '", spec_->name, "' (", library_->path(), ")");
+}
+
+void DllModelInstance::releaseLeftovers() noexcept {
+  std::lock_guard<std::mutex> lock(allocations_mutex_);
+  if (allocations_.empty()) return;
+  logLine(SYNK_LOG_WARNING, allocations_.size(),
+          " device allocation(s) not released by the plugin; the host releases them");
+  for (void* pointer : allocations_)
+    info_.device->release(pointer);
+  allocations_.clear();
+}
+
+void DllModelInstance::log(void* host, int32_t level, const char* message) noexcept {
+  static_cast<const DllModelInstance*>(host)->logLine(level, message ? message : "");
+}
+
+void* DllModelInstance::allocate(void* host, uint64_t bytes) noexcept {
+  auto* self = static_cast<DllModelInstance*>(host);
+  void* pointer = nullptr;
+  try {
+    pointer = self->info_.device->allocate(bytes);
+    std::lock_guard<std::mutex> lock(self->allocations_mutex_);
+    self->allocations_.insert(pointer);
+    return pointer;
+  } catch (const std::exception& e) {
+    if (pointer) self->info_.device->release(pointer);
+    // The plugin only sees NULL: the reason goes to the log.
+    self->logLine(SYNK_LOG_WARNING, "allocate(", bytes, " bytes) failed: ", e.what());
+    return nullptr;
+  }
+}
+
+void DllModelInstance::release(void* host, void* pointer) noexcept {
+  auto* self = static_cast<DllModelInstance*>(host);
+  if (!pointer) return;
+  {
+    std::lock_guard<std::mutex> lock(self->allocations_mutex_);
+    if (self->allocations_.erase(pointer) == 0) {
+      self->logLine(SYNK_LOG_ERROR, "release() of a pointer allocate() did not return; ignored");
+      return;
+    }
+  }
+  self->info_.device->release(pointer);
+}
+
+}  // namespace synk::plugin_host

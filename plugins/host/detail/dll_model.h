@@ -1,0 +1,77 @@
+#pragma once
+// A loaded plugin as a core LoadedModel, and one rank's instance of it (private to plugins/host).
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <utility>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "plugins/abi/synk_plugin.h"
+#include "plugins/host/detail/plugin_library.h"
+#include "plugins/host/dll_model_loader.h"
+
+namespace synk::plugin_host {
+
+const char* levelName(int32_t level);  // "debug" .. "error"
+
+class DllModel final : public LoadedModel {
+ public:
+  DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec, PluginLogSink log);
+
+  const ModelSpec& spec() const override { return *spec_; }
+  const std::string& source() const override { return library_->path(); }
+  std::unique_ptr<ModelInstance> instantiate(const RankInfo& info) override;
+
+ private:
+  std::shared_ptr<const PluginLibrary> library_;
+  std::shared_ptr<const ModelSpec> spec_;  // shared with instances, which may outlive the model
+  PluginLogSink log_;
+};
+
+class DllModelInstance final : public ModelInstance {
+ public:
+  // Runs the plugin's create on info.device; throws PluginError with the plugin's message.
+  DllModelInstance(std::shared_ptr<const PluginLibrary> library,
+                   std::shared_ptr<const ModelSpec> spec, const RankInfo& info, PluginLogSink log);
+  ~DllModelInstance() override;
+  DllModelInstance(const DllModelInstance&) = delete;
+  DllModelInstance& operator=(const DllModelInstance&) = delete;
+
+  void call(CallFrame& frame) override;
+
+ private:
+  // synk_host_services callbacks; `host` is this.
+  static void log(void* host, int32_t level, const char* message) noexcept;
+  static void* allocate(void* host, uint64_t bytes) noexcept;
+  static void release(void* host, void* pointer) noexcept;
+
+  void checkFrame(const CallFrame& frame, const FunctionSpec& fn) const;
+  void releaseLeftovers() noexcept;
+  // Formats one line for the log sink; never throws (a failing sink must not fail a call).
+  template <typename... Args>
+  void logLine(int32_t level, Args&&... args) const noexcept {
+    try {
+      if (log_) {
+        log_(level, str("[synk rank ", info_.rank, " ", levelName(level), "] model '", spec_->name,
+                        "': ", std::forward<Args>(args)...));
+      }
+    } catch (...) {
+    }
+  }
+  std::string prefix() const;  // "model 'intro' (/path/libx.so)"
+
+  std::shared_ptr<const PluginLibrary> library_;  // first member: unloaded last
+  std::shared_ptr<const ModelSpec> spec_;
+  RankInfo info_;
+  PluginLogSink log_;
+  // Lent to the plugin from create until destroy returns (the ABI promises that lifetime).
+  synk_device_info device_info_{};
+  synk_host_services services_{};
+  std::mutex allocations_mutex_;
+  std::unordered_set<void*> allocations_;  // what the plugin allocated and has not released
+  void* instance_ = nullptr;
+};
+
+}  // namespace synk::plugin_host

@@ -1,0 +1,27 @@
+#include "plugins/host/dll_model_loader.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "plugins/abi/synk_plugin.h"
+#include "plugins/host/detail/dll_model.h"
+#include "plugins/host/detail/plugin_library.h"
+#include "plugins/host/detail/spec_collector.h"
+
+namespace synk {
+
+void logPluginToStderr(int32_t level, const std::string& line) {
+  // One fprintf per line, so lines of concurrent ranks do not interleave.
+  if (level >= SYNK_LOG_INFO) std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+DllModelLoader::DllModelLoader(PluginLogSink log) : log_(std::move(log)) {}
+
+std::shared_ptr<LoadedModel> DllModelLoader::load(const std::string& path) {
+  std::shared_ptr<const plugin_host::PluginLibrary> library =
+      plugin_host::PluginLibrary::open(path);
+  ModelSpec spec = plugin_host::describeModel(*library);
+  return std::make_shared<plugin_host::DllModel>(std::move(library), std::move(spec), log_);
+}
+
+}  // namespace synk

@@ -1,0 +1,37 @@
+#pragma once
+// Loads model plugins (shared libraries exporting the C ABI of plugins/abi/synk_plugin.h) with
+// Boost.DLL and presents them as core Models. See plugins/README.md for the seam's rules.
+//
+// Fork discipline: call load() in the master before fork (it maps the library and runs the
+// plugin's describe, which touches no CUDA); call LoadedModel::instantiate() in each rank after
+// fork. The library stays loaded while the LoadedModel or any ModelInstance made from it lives.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/model.h"
+
+namespace synk {
+
+// Receives what plugins log (level: SYNK_LOG_DEBUG .. SYNK_LOG_ERROR) as one line that already
+// names the model and the rank. Called from the rank's threads; must be thread-safe.
+using PluginLogSink = std::function<void(int32_t level, const std::string& line)>;
+
+// Writes info and above to stderr.
+void logPluginToStderr(int32_t level, const std::string& line);
+
+class DllModelLoader final : public ModelLoader {
+ public:
+  explicit DllModelLoader(PluginLogSink log = logPluginToStderr);
+
+  // Throws PluginError naming the file (canonical path), the symbol and the versions: file not
+  // found, not loadable (dlerror's text), a symbol missing, another ABI major, a table too small,
+  // describe failing or declaring something invalid.
+  std::shared_ptr<LoadedModel> load(const std::string& path) override;
+
+ private:
+  PluginLogSink log_;
+};
+
+}  // namespace synk
