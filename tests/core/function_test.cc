@@ -1,0 +1,330 @@
+// Function calls: the split policy, every output op, batch and batch_s in every form, slicing
+// with outputs and updates, rank-local and mirrored variables.
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "tests/support/session_fixture.h"
+
+using namespace synk;
+
+namespace {
+
+// rows x cols float64 with x[i][j] = 2i + j + 1: every element distinct and exact.
+Array table(int64_t rows, int64_t cols = 2) {
+  Array x(DType::Float64, {rows, cols});
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.as<double>()[i] = double(i + 1);
+  return x;
+}
+
+Array tableF32(int64_t rows, int64_t cols, float offset) {
+  Array x(DType::Float32, {rows, cols});
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.as<float>()[i] = offset + float(i);
+  return x;
+}
+
+std::vector<double> rowOf(const Array& x, int64_t i) {
+  const int64_t cols = x.shape()[1];
+  return std::vector<double>(x.as<double>() + i * cols, x.as<double>() + (i + 1) * cols);
+}
+
+std::vector<double> selectRows(const Array& x, const std::vector<int64_t>& rows) {
+  std::vector<double> out;
+  for (int64_t r : rows) {
+    auto row = rowOf(x, r);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+std::vector<double> columnSums(const std::vector<double>& flat, int64_t cols) {
+  std::vector<double> out(cols, 0);
+  for (size_t i = 0; i < flat.size(); ++i)
+    out[i % cols] += flat[i];
+  return out;
+}
+
+FunctionOptions allOps() {
+  return {.outputs = {{"col_sum", "sum"},
+                      {"col_prod", "prod"},
+                      {"col_max", "max"},
+                      {"col_min", "min"},
+                      {"rows", "gather"},
+                      {"first", "none"},
+                      {"n_rows", "sum"}}};
+}
+
+struct Kit {
+  Session session;
+  Model model;
+  explicit Kit(int ranks, ForkOptions options = {})
+      : session(test::forkForTest(ranks, options)),
+        model(session.load(test::pluginFile("synk_testkit"))) {}
+};
+
+std::vector<int64_t> iota(int64_t begin, int64_t end) {
+  std::vector<int64_t> v(static_cast<size_t>(end - begin));
+  std::iota(v.begin(), v.end(), begin);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("split policy: even spread, remainder one each to the first ranks", "[core]") {
+  CHECK(splitRows(10, 3, 0).size() == 4);
+  CHECK(splitRows(10, 3, 1).size() == 3);
+  CHECK(splitRows(10, 3, 2).begin == 7);
+  CHECK(splitRows(10, 4, 3).size() == 2);
+  CHECK(splitRows(10, 4, 1).begin == 3);
+  CHECK(splitRows(3, 4, 3).size() == 0);
+}
+
+TEST_CASE("avg is weighted by rows: uneven splits equal the one-process result", "[core]") {
+  const int ranks = GENERATE(3, 4);
+  Kit kit(ranks);
+  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  const Array x = table(10);
+  const std::vector<Array> local = f.asLocal({x});
+  const std::vector<Array> out = f({kit.session.data(x)});
+  const std::vector<double> mean = out[0].toVector<double>();
+  const std::vector<double> expected = local[0].toVector<double>();
+  REQUIRE(mean.size() == 2);
+  CHECK(mean[0] == Approx(expected[0]).epsilon(1e-12));
+  CHECK(mean[1] == Approx(expected[1]).epsilon(1e-12));
+  // Synkhronos' equal-weight mean of per-rank means is biased on this split; ours is not.
+  double unweighted = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const RowRange part = splitRows(10, ranks, r);
+    double s = 0;
+    for (int64_t i = part.begin; i < part.end; ++i)
+      s += x.get({i, 0});
+    unweighted += s / double(part.size()) / ranks;
+  }
+  CHECK(unweighted != Approx(expected[0]).epsilon(1e-9));
+}
+
+TEST_CASE("every output op reduces onto the master", "[core]") {
+  const int master = GENERATE(0, 1);
+  Kit kit(3, {.master_rank = master});
+  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  const Array x = table(10);
+  const std::vector<Array> out = f({kit.session.data(x)});
+  const std::vector<Array> local = f.asLocal({x});
+  for (int o : {1, 2, 3, 4})
+    CHECK(out[o].toVector<double>() == local[o].toVector<double>());
+  CHECK(out[5].shape() == Shape{10, 2});
+  CHECK(out[5].toVector<double>() == selectRows(x, iota(0, 10)));  // rank order = row order
+  // none: the master's own value, the first row of its share (4, 3, 3 rows on 3 ranks).
+  CHECK(out[6].toVector<double>() == rowOf(x, splitRows(10, 3, master).begin));
+  CHECK(out[7].toVector<int64_t>() == std::vector<int64_t>{10});
+}
+
+TEST_CASE("outputs of a function without rows: every rank computes once", "[core]") {
+  Kit kit(3);
+  Function f = kit.session.function(
+      kit.model, "rank_info",
+      {.outputs = {{"rank", "none"}, {"max_rank", "max"}, {"min_rank", "min"}}});
+  const std::vector<Array> out = f({});
+  CHECK(out[0].toVector<int64_t>() == std::vector<int64_t>{0});
+  CHECK(out[1].toVector<int64_t>() == std::vector<int64_t>{2});
+  CHECK(out[2].toVector<int64_t>() == std::vector<int64_t>{0});
+  CHECK(out[3].toVector<double>()[0] == Approx(1.0));  // avg of 0, 1, 2
+}
+
+TEST_CASE("batch selects rows before scattering: count, range, index list", "[core]") {
+  Kit kit(2);
+  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  const Array x = table(10);
+  Data data = kit.session.data(x);
+  struct Case {
+    Selection batch;
+    std::vector<int64_t> rows;
+  };
+  const std::vector<Case> cases = {
+      {Selection::count(6), iota(0, 6)},
+      {Selection::range(2, 9), iota(2, 9)},
+      {Selection::indices({9, 0, 3, 3, 7}), {9, 0, 3, 3, 7}},
+      {Selection::indices({9}), {9}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.batch.describe());
+    const std::vector<Array> out = f({data}, {.batch = c.batch});
+    const std::vector<double> rows = selectRows(x, c.rows);
+    CHECK(out[5].toVector<double>() == rows);
+    CHECK(out[1].toVector<double>() == columnSums(rows, 2));
+    CHECK(out[7].toVector<int64_t>() == std::vector<int64_t>{int64_t(c.rows.size())});
+  }
+}
+
+TEST_CASE("minibatch data is indexed from the batch's first row", "[core]") {
+  Kit kit(2);
+  Function f = kit.session.function(kit.model, "pair_sum", {.outputs = {{"out", "gather"}}});
+  const Array a = tableF32(10, 2, 0);
+  const Array b = tableF32(5, 2, 1000);
+  Data da = kit.session.data(a);
+  Data db = kit.session.data(b, {.minibatch = true});
+  auto expect = [&](const std::vector<int64_t>& a_rows, const std::vector<int64_t>& b_rows) {
+    std::vector<float> out;
+    for (size_t k = 0; k < a_rows.size(); ++k) {
+      for (int j = 0; j < 2; ++j)
+        out.push_back(a.get({a_rows[k], j}) + b.get({b_rows[k], j}));
+    }
+    return out;
+  };
+  CHECK(f({da, db}, {.batch = Selection::range(3, 8)}).at(0).toVector<float>() ==
+        expect(iota(3, 8), iota(0, 5)));
+  CHECK(f({da, db}, {.batch = Selection::indices({7, 3, 5})}).at(0).toVector<float>() ==
+        expect({7, 3, 5}, {4, 0, 2}));
+  // Rows 3..8 relative to row 3 need 6 minibatch rows; b has 5.
+  CHECK_THROWS_WITH(f({da, db}, {.batch = Selection::indices({8, 3, 5})}),
+                    Catch::Contains("minibatch data of 5 rows; the batch needs 6"));
+}
+
+TEST_CASE("batch_s selects rows of sliceable variables on each rank", "[core]") {
+  Kit kit(2);
+  Function f = kit.session.function(
+      kit.model, "sliced_sum",
+      {.outputs = {{"col_sum", "sum"}, {"rows", "gather"}}, .sliceable = {"v"}});
+  Variable v = kit.model.variable("v");
+  std::vector<Array> per_rank;
+  for (int r = 0; r < 2; ++r) {
+    per_rank.push_back(tableF32(8, 2, 100.0f * r));
+    kit.session.setValue(r, {v}, {kit.session.data(per_rank[r])});
+  }
+  auto rowsOf = [&](int r, const std::vector<int64_t>& rows) {
+    std::vector<float> out;
+    for (int64_t i : rows) {
+      for (int j = 0; j < 2; ++j)
+        out.push_back(per_rank[r].get({i, j}));
+    }
+    return out;
+  };
+  auto both = [&](const std::vector<int64_t>& r0, const std::vector<int64_t>& r1) {
+    std::vector<float> out = rowsOf(0, r0);
+    const std::vector<float> second = rowsOf(1, r1);
+    out.insert(out.end(), second.begin(), second.end());
+    return out;
+  };
+  CHECK(f({}).at(1).toVector<float>() == both(iota(0, 8), iota(0, 8)));
+  CHECK(f({}, {.batch_s = {Selection::range(2, 5)}}).at(1).toVector<float>() ==
+        both(iota(2, 5), iota(2, 5)));
+  CHECK(f({}, {.batch_s = {Selection::indices({7, 1, 1})}}).at(1).toVector<float>() ==
+        both({7, 1, 1}, {7, 1, 1}));
+  const std::vector<Array> out =
+      f({}, {.batch_s = {Selection::range(0, 2), Selection::indices({5, 6, 7})}});
+  CHECK(out[1].toVector<float>() == both({0, 1}, {5, 6, 7}));
+  const std::vector<float> rows = both({0, 1}, {5, 6, 7});
+  CHECK(out[0].toVector<float>() ==
+        std::vector<float>{rows[0] + rows[2] + rows[4] + rows[6] + rows[8],
+                           rows[1] + rows[3] + rows[5] + rows[7] + rows[9]});
+  // With num_slices the same rows come back in the same order.
+  CHECK(f({}, {.batch_s = {Selection::range(0, 2), Selection::indices({5, 6, 7})}, .num_slices = 2})
+            .at(1)
+            .toVector<float>() == both({0, 1}, {5, 6, 7}));
+}
+
+TEST_CASE("batch_s pairs each rank's scattered rows with its variable rows", "[core]") {
+  Kit kit(2);
+  Function f = kit.session.function(kit.model, "x_plus_v",
+                                    {.outputs = {{"out", "gather"}}, .sliceable = {"v"}});
+  Variable v = kit.model.variable("v");
+  std::vector<Array> per_rank;
+  for (int r = 0; r < 2; ++r) {
+    per_rank.push_back(tableF32(8, 2, 100.0f * (r + 1)));
+    kit.session.setValue(r, {v}, {kit.session.data(per_rank[r])});
+  }
+  const Array x = tableF32(6, 2, 0.5f);
+  const std::vector<std::vector<int64_t>> v_rows = {{7, 0, 2}, {4, 5, 6}};
+  const Array out =
+      f({kit.session.data(x)}, {.batch_s = {Selection::indices(v_rows[0]), Selection::range(4, 7)}})
+          .at(0);
+  std::vector<float> expected;
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 3; ++k) {
+      for (int j = 0; j < 2; ++j) {
+        expected.push_back(x.get({r * 3 + k, j}) + per_rank[r].get({v_rows[r][k], j}));
+      }
+    }
+  }
+  CHECK(out.toVector<float>() == expected);
+}
+
+TEST_CASE("num_slices: outputs accumulate, gather keeps order, none is the last slice", "[core]") {
+  Kit kit(2);
+  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  const Array x = table(10);
+  Data data = kit.session.data(x);
+  const std::vector<Array> whole = f({data});
+  const std::vector<Array> sliced = f({data}, {.num_slices = 3});
+  CHECK(sliced[0].toVector<double>()[0] == Approx(whole[0].toVector<double>()[0]).epsilon(1e-12));
+  for (int o : {1, 2, 3, 4, 5})
+    CHECK(sliced[o].toVector<double>() == whole[o].toVector<double>());
+  CHECK(sliced[7].toVector<int64_t>() == whole[7].toVector<int64_t>());
+  // Rank 0 holds rows 0..4; in 3 slices (2, 2, 1 rows) the last slice starts at row 4.
+  CHECK(sliced[6].toVector<double>() == rowOf(x, 4));
+  // More slices than rows: empty slices are skipped.
+  CHECK(f({data}, {.num_slices = 7}).at(5).toVector<double>() == whole[5].toVector<double>());
+}
+
+TEST_CASE("num_slices: every slice sees the original variables; updates apply once", "[core]") {
+  Kit kit(2);
+  Function f_sum = kit.session.function(kit.model, "shared_update", {.updates = {{"s", "sum"}}});
+  Function f_avg = kit.session.function(kit.model, "shared_update");
+  Variable s = kit.model.variable("s");
+  Data x = kit.session.data(Array::of<float>({4, 2}, {1, 1, 2, 2, 3, 3, 4, 4}));
+  const Array ones = Array::vector<float>({1, 1});
+  f_sum({x}, {.num_slices = 2});
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == std::vector<float>{3, 3, 7, 7});
+  kit.session.broadcast({s}, {ones});
+  f_avg({x}, {.num_slices = 2});  // avg of the slices' sums, weighted by their rows
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() ==
+        std::vector<float>{1.5f, 1.5f, 3.5f, 3.5f});
+
+  Function mean = kit.session.function(kit.model, "mean_update");
+  Variable s64 = kit.model.variable("s64");
+  Data x64 = kit.session.data(table(7));
+  mean({x64});
+  const std::vector<double> once = kit.session.gather({s64}).at(0).toVector<double>();
+  kit.session.broadcast({s64}, {Array::vector<double>({1, 1})});
+  mean({x64}, {.num_slices = 3});
+  const std::vector<double> sliced = kit.session.gather({s64}).at(0).toVector<double>();
+  for (size_t i = 0; i < once.size(); ++i)
+    CHECK(sliced[i] == Approx(once[i]).epsilon(1e-12));
+}
+
+TEST_CASE("rank-local variables read as the reduction over ranks", "[core]") {
+  Kit kit(2);
+  Function f = kit.session.function(kit.model, "accumulate");
+  const Array x = table(5);
+  f({kit.session.data(x)});
+  f({kit.session.data(x)});
+  const std::vector<double> total = columnSums(selectRows(x, iota(0, 5)), 2);
+  const std::vector<double> sum = kit.model.variable("acc").getValue().toVector<double>();
+  const std::vector<double> mean = kit.model.variable("macc").getValue().toVector<double>();
+  CHECK(sum == std::vector<double>{2 * total[0], 2 * total[1]});
+  CHECK(mean == std::vector<double>{total[0], total[1]});
+  // Each rank kept its own rows' sums: rank 0 has 3 rows, rank 1 has 2.
+  const std::vector<double> gathered =
+      kit.session.gather({kit.model.variable("acc")}).at(0).toVector<double>();
+  const std::vector<double> rank0 = columnSums(selectRows(x, iota(0, 3)), 2);
+  CHECK(gathered[0] == 2 * rank0[0]);
+}
+
+TEST_CASE("mirrored variables change only through broadcast and all_reduce", "[core]") {
+  Kit kit(2);
+  Variable w = kit.model.variable("w");
+  CHECK_THROWS_WITH(kit.session.function(kit.model, "update_mirrored"),
+                    Catch::Contains("mirrored variable 'w'"));
+  kit.session.distribute();
+  CHECK_THROWS_AS(w.setValue(Array::vector<float>({0, 0, 0})), UsageError);
+  Data d = kit.session.data(Array::vector<float>({5, 6, 7, 8}));
+  CHECK_THROWS_WITH(kit.session.scatter({w}, {d}), Catch::Contains("mirrored"));
+  CHECK_THROWS_WITH(kit.session.setValue(1, {w}, {d}), Catch::Contains("mirrored"));
+  CHECK_THROWS_WITH(kit.session.reduce({w}, ReduceOp::Sum, true), Catch::Contains("mirrored"));
+  kit.session.broadcast({w}, {Array::vector<float>({2, 4, 6})});
+  kit.session.allReduce({w}, ReduceOp::Avg);
+  CHECK(kit.session.gather({w}).at(0).toVector<float>() == std::vector<float>{2, 4, 6, 2, 4, 6});
+  CHECK(kit.session.reduce({w}, ReduceOp::Sum, false).at(0).toVector<float>() ==
+        std::vector<float>{4, 8, 12});
+}

@@ -1,0 +1,77 @@
+// Session lifecycle: fork, close, misuse, cleanup.
+#include <catch2/catch.hpp>
+
+#include "core/shm_segment.h"
+#include "plugins/synk.h"
+#include "tests/support/session_fixture.h"
+
+using namespace synk;
+using Catch::Contains;
+
+TEST_CASE("a session that was never forked refuses every call", "[core][session]") {
+  Session never;
+  CHECK_THROWS_WITH(never.size(), Contains("not forked: call synk::fork() first"));
+  CHECK_THROWS_AS(never.load("x.so"), UsageError);
+  CHECK_THROWS_AS(never.barrier(), UsageError);
+  Data data;
+  CHECK_THROWS_WITH(data.shape(), Contains("empty"));
+  Function f;
+  CHECK_THROWS_WITH(f({}), Contains("not forked"));
+}
+
+TEST_CASE("fork twice is an error; close ends every worker and removes every segment",
+          "[core][session]") {
+  const int ranks = GENERATE(1, 2, 4);
+  Session session = test::forkForTest(ranks);
+  CHECK(session.size() == ranks);
+  CHECK_THROWS_WITH(test::forkForTest(2), Contains("already open"));
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Data d = session.data(Array(DType::Float32, {64, 2}));
+  session.function(model, "noop")({d});
+  CHECK(test::segmentsOfThisProcess() > 0);
+  const std::vector<int> pids = session.pids();
+  REQUIRE(pids.size() == size_t(ranks));
+  for (int r = 1; r < ranks; ++r)
+    CHECK(test::processAlive(pids[r]));
+  session.close();
+  CHECK(session.closed());
+  for (int r = 1; r < ranks; ++r)
+    CHECK_FALSE(test::processAlive(pids[r]));
+  CHECK(test::segmentsOfThisProcess() == 0);
+  CHECK_THROWS_WITH(session.barrier(), Contains("closed"));
+  CHECK_THROWS_WITH(d.value(), Contains("closed"));
+  session.close();  // idempotent
+  // A new session may start once the old one is closed.
+  Session again = test::forkForTest(2);
+  again.barrier();
+}
+
+TEST_CASE("fork options are validated before anything starts", "[core][session]") {
+  CHECK_THROWS_WITH(test::forkForTest(2, {.master_rank = 2}), Contains("master_rank 2"));
+  CHECK_THROWS_WITH(test::forkForTest(-1), Contains("n_parallel"));
+  CHECK_THROWS_WITH(test::forkForTest(2, {.devices = {0}}), Contains("1 devices listed for 2"));
+  ForkOptions bad;
+  bad.backend = "tpu";
+  bad.n_parallel = 2;
+  CHECK_THROWS_WITH(synk::fork(bad), Contains("unknown backend 'tpu'") && Contains("cpu"));
+  CHECK(test::segmentsOfThisProcess() == 0);
+}
+
+TEST_CASE("the master may be any rank", "[core][session]") {
+  Session session = test::forkForTest(3, {.master_rank = 2});
+  CHECK(session.masterRank() == 2);
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Function f =
+      session.function(model, "rank_info",
+                       {.outputs = {{"rank", "none"}, {"max_rank", "max"}, {"min_rank", "min"}}});
+  CHECK(f({}).at(0).toVector<int64_t>() == std::vector<int64_t>{2});
+}
+
+TEST_CASE("a plugin that does not load fails in the master, before any rank moves",
+          "[core][session]") {
+  Session session = test::forkForTest(2);
+  CHECK_THROWS_AS(session.load("/nonexistent/libmodel.so"), PluginError);
+  CHECK_THROWS_WITH(session.load(test::pluginFile("synk_test_raw_abi2")),
+                    Contains("ABI 2.0") && Contains("1."));
+  session.barrier();  // still usable
+}

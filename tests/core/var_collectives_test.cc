@@ -1,0 +1,188 @@
+// Shared-variable collectives: every collective and op on every dtype, ranks holding different
+// shapes (exact results or clear errors), scatter/set_value/get_value with batches.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "core/host_kernels.h"
+#include "tests/support/session_fixture.h"
+
+using namespace synk;
+using Catch::Contains;
+
+namespace {
+
+struct Kit {
+  Session session;
+  Model model;
+  explicit Kit(int ranks, ForkOptions options = {})
+      : session(test::forkForTest(ranks, options)),
+        model(session.load(test::pluginFile("synk_testkit"))) {}
+};
+
+const char* kTyped[] = {"var_f32", "var_f64", "var_i32", "var_i64",
+                        "var_u8",  "var_f16", "var_bf16"};
+
+// What op gives over ranks 0..n-1 when rank r holds (r+1)(i+1), computed in double and stored
+// through the dtype like the runtime stores it (integers wrap).
+std::vector<double> expected(ReduceOp op, int n, DType dtype) {
+  std::vector<double> out;
+  for (int i = 0; i < 4; ++i) {
+    double acc = op == ReduceOp::Prod  ? 1
+                 : op == ReduceOp::Min ? 1e300
+                 : op == ReduceOp::Max ? -1e300
+                                       : 0;
+    for (int r = 0; r < n; ++r) {
+      const double v = double(r + 1) * (i + 1);
+      if (op == ReduceOp::Sum || op == ReduceOp::Avg) acc += v;
+      if (op == ReduceOp::Prod) acc *= v;
+      if (op == ReduceOp::Max) acc = std::max(acc, v);
+      if (op == ReduceOp::Min) acc = std::min(acc, v);
+    }
+    if (op == ReduceOp::Avg) acc /= n;
+    if (dtype == DType::UInt8) acc = double(int64_t(acc) & 0xff);
+    std::byte cell[8];
+    host::storeFromDouble(cell, dtype, acc);
+    out.push_back(host::loadAsDouble(cell, dtype));
+  }
+  return out;
+}
+
+std::vector<double> asDoubles(const Array& a) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < a.size(); ++i)
+    out.push_back(a.flat(i));
+  return out;
+}
+
+std::vector<double> rankValues(int r) {
+  return {double(r + 1), 2.0 * (r + 1), 3.0 * (r + 1), 4.0 * (r + 1)};
+}
+
+}  // namespace
+
+TEST_CASE("all_reduce and reduce: every op on every dtype", "[core][coll]") {
+  const int n = GENERATE(2, 3);
+  const bool nccl = GENERATE(true, false);
+  Kit kit(n);
+  Function fill = kit.session.function(kit.model, "fill_ranked");
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+    for (const char* name : kTyped) {
+      Variable v = kit.model.variable(name);
+      if (op == ReduceOp::Avg && !isFloating(v.dtype())) {
+        CHECK_THROWS_WITH(kit.session.allReduce({v}, op), Contains("'avg' needs a floating"));
+        continue;
+      }
+      INFO(name << " " << reduceOpName(op) << " on " << n << " ranks, nccl=" << nccl);
+      const std::vector<double> want = expected(op, n, v.dtype());
+      fill({});
+      const Array reduced = kit.session.reduce({v}, op, false, {.nccl = nccl}).at(0);
+      CHECK(asDoubles(reduced) == want);
+      CHECK(asDoubles(v.getValue()) == rankValues(0));  // not in place: master unchanged
+      kit.session.allReduce({v}, op, {.nccl = nccl});
+      const Array all = kit.session.gather({v}, 1, {.nccl = nccl}).at(0);
+      REQUIRE(all.shape() == Shape{n, 4});
+      for (int r = 0; r < n; ++r) {
+        CHECK(asDoubles(Array::copyOf(all.view().row(r))) == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce in place changes only the master, broadcast makes every rank equal",
+          "[core][coll]") {
+  const int master = GENERATE(0, 1);
+  Kit kit(3, {.master_rank = master});
+  Variable v = kit.model.variable("var_f64");
+  kit.session.function(kit.model, "fill_ranked")({});
+  kit.session.reduce({v}, ReduceOp::Sum);
+  const Array all = kit.session.gather({v}).at(0);
+  for (int r = 0; r < 3; ++r) {
+    const std::vector<double> row = asDoubles(Array::copyOf(all.view().row(r)));
+    CHECK(row == (r == master ? expected(ReduceOp::Sum, 3, DType::Float64) : rankValues(r)));
+  }
+  CHECK(asDoubles(v.getValue()) == expected(ReduceOp::Sum, 3, DType::Float64));
+  kit.session.broadcast({v});
+  CHECK(asDoubles(kit.session.gather({v}).at(0)) ==
+        std::vector<double>{6, 12, 18, 24, 6, 12, 18, 24, 6, 12, 18, 24});
+  kit.session.broadcast({v}, {Array::vector<double>({9, 8})});  // a new shape too
+  CHECK(kit.session.getShapes({v}).at(0) == std::vector<Shape>{{2}, {2}, {2}});
+  CHECK(asDoubles(kit.session.getValue(2, {v}).at(0)) == std::vector<double>{9, 8});
+}
+
+TEST_CASE("ranks holding different shapes: exact concatenation or a clear error", "[core][coll]") {
+  Kit kit(2);
+  Variable v = kit.model.variable("v");
+  Array rows(DType::Float32, {5, 2});
+  for (int i = 0; i < 10; ++i)
+    rows.as<float>()[i] = float(i);
+  kit.session.scatter({v}, {kit.session.data(rows)});
+  CHECK(kit.session.getLengths({v}) == std::vector<std::vector<int64_t>>{{3, 2}});
+  const Array cat = kit.session.gather({v}, 0).at(0);
+  CHECK(cat.shape() == Shape{5, 2});
+  CHECK(cat.toVector<float>() == rows.toVector<float>());
+  CHECK_THROWS_WITH(kit.session.gather({v}, 1),
+                    Contains("shapes differ: (3, 2) on rank 0, (2, 2) on rank 1"));
+  CHECK_THROWS_WITH(kit.session.allReduce({v}, ReduceOp::Sum), Contains("reduce needs equal"));
+  kit.session.allGather({v});
+  CHECK(kit.session.getLengths({v}) == std::vector<std::vector<int64_t>>{{5, 5}});
+  const Array stacked = kit.session.gather({v}, 1).at(0);
+  CHECK(stacked.shape() == Shape{2, 5, 2});
+  std::vector<float> twice = rows.toVector<float>();
+  twice.insert(twice.end(), twice.begin(), twice.end());
+  CHECK(stacked.toVector<float>() == twice);
+  // Trailing dimensions must agree for a concatenation.
+  kit.session.setValue(1, {v}, {kit.session.data(Array(DType::Float32, {2, 3}))});
+  CHECK_THROWS_WITH(kit.session.gather({v}, 0), Contains("trailing dimensions differ"));
+  CHECK_THROWS_WITH(kit.session.allGather({v}), Contains("trailing dimensions differ"));
+}
+
+TEST_CASE("scatter, set_value and get_value with every batch form", "[core][coll]") {
+  Kit kit(3);
+  Variable v = kit.model.variable("v");
+  Array rows(DType::Float32, {10, 2});
+  for (int i = 0; i < 20; ++i)
+    rows.as<float>()[i] = float(i);
+  Data data = kit.session.data(rows);
+  auto pick = [&](const std::vector<int64_t>& which) {
+    std::vector<float> out;
+    for (int64_t r : which) {
+      out.push_back(rows.get({r, 0}));
+      out.push_back(rows.get({r, 1}));
+    }
+    return out;
+  };
+  kit.session.scatter({v}, {data}, Selection::indices({9, 8, 1, 2, 3}));
+  CHECK(kit.session.getLengths({v}) == std::vector<std::vector<int64_t>>{{2, 2, 1}});
+  CHECK(kit.session.getValue(1, {v}).at(0).toVector<float>() == pick({1, 2}));
+  kit.session.scatter({v}, {data}, Selection::range(4, 10));
+  CHECK(kit.session.getValue(2, {v}).at(0).toVector<float>() == pick({8, 9}));
+  kit.session.scatter({v}, {data}, Selection::count(3));
+  CHECK(kit.session.gather({v}, 0).at(0).toVector<float>() == pick({0, 1, 2}));
+  for (int r = 0; r < 3; ++r) {
+    kit.session.setValue(r, {v}, {data}, Selection::indices({r, 7}));
+  }
+  for (int r = 0; r < 3; ++r) {
+    CHECK(kit.session.getValue(r, {v}).at(0).toVector<float>() == pick({r, 7}));
+  }
+  CHECK(v.getValue().toVector<float>() == pick({0, 7}));  // the master's copy
+}
+
+TEST_CASE("collective argument errors", "[core][coll][errors]") {
+  Kit kit(2);
+  Variable v = kit.model.variable("var_i32");
+  Variable f = kit.model.variable("var_f32");
+  CHECK_THROWS_WITH(kit.session.allReduce({v}, ReduceOp::Avg),
+                    Contains("all_reduce of variable 'var_i32'") && Contains("'avg' needs"));
+  CHECK_THROWS_WITH(kit.session.reduce({f}, ReduceOp::Gather), Contains("not a collective op"));
+  CHECK_THROWS_WITH(kit.session.gather({f}, 2), Contains("nd_up must be 0"));
+  CHECK_THROWS_WITH(kit.session.getValue(2, {f}), Contains("rank 2 is not a rank of 2"));
+  CHECK_THROWS_WITH(kit.session.allReduce({}), Contains("no variables"));
+  Data wrong = kit.session.data(Array(DType::Float64, {4}));
+  CHECK_THROWS_WITH(kit.session.scatter({f}, {wrong}),
+                    Contains("Data #") && Contains("is float64") && Contains("float32"));
+  CHECK_THROWS_WITH(kit.session.scatter({f, v}, {wrong}), Contains("1 value(s) for 2"));
+  Data four = kit.session.data(Array(DType::Float32, {4}));
+  CHECK_THROWS_WITH(kit.session.scatter({f}, {four}, Selection::range(2, 6)),
+                    Contains("rows [2, 6) is out of range for length 4"));
+  CHECK_THROWS_WITH(parseReduceOp("mean", "all_reduce"), Contains("unknown reduce op 'mean'"));
+}

@@ -1,0 +1,63 @@
+#include "tests/support/session_fixture.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "collectives/registry.h"
+#include "core/backend.h"
+#include "core/error.h"
+#include "core/shm_segment.h"
+#include "plugins/synk.h"
+#include "tests/support/rank_fixture.h"
+
+namespace synk::test {
+
+std::string testBackend() {
+  const char* backend = std::getenv("SYNK_TEST_BACKEND");
+  return backend && *backend ? backend : "cpu";
+}
+
+Session forkForTest(int n_ranks, ForkOptions options) {
+  options.backend = testBackend();
+  options.n_parallel = n_ranks;
+  if (options.timeout == ForkOptions{}.timeout) options.timeout = std::chrono::seconds(30);
+  if (options.backend != "cpu") {
+    BackendRegistry registry = makeDefaultRegistry();
+    BackendFactory* factory = registry.find(options.backend);
+    std::string why;
+    if (!factory || !factory->isViable(&why)) {
+      skipTest(str("backend ", options.backend, " is not available: ", why));
+    }
+    if (factory->deviceCount() < n_ranks) {
+      skipTest(str("needs ", n_ranks, " ", options.backend, " devices, ", factory->deviceCount(),
+                   " visible"));
+    }
+  }
+  return synk::fork(options);
+}
+
+std::string pluginFile(const std::string& name) {
+  return str(SYNK_PLUGIN_DIR, "/lib", name, ".so");
+}
+
+int segmentsOfThisProcess() {
+  return countSegmentsWithPrefix(str("synk-", getpid(), "-"));
+}
+
+bool processAlive(int pid) {
+  if (waitpid(pid, nullptr, WNOHANG) == pid) return false;  // our child, now reaped
+  // A zombie (dead, not yet reaped by whoever adopted it) counts as gone.
+  FILE* stat = std::fopen(str("/proc/", pid, "/stat").c_str(), "r");
+  if (!stat) return false;
+  char state = '?';
+  const int fields = std::fscanf(stat, "%*d (%*[^)]) %c", &state);
+  std::fclose(stat);
+  return fields == 1 && state != 'Z' && state != 'X';
+}
+
+}  // namespace synk::test

@@ -1,0 +1,21 @@
+#pragma once
+// Session tests run on the backend named by SYNK_TEST_BACKEND (default "cpu"): CTest registers
+// the core suite twice, once as is and once (label gpu) with SYNK_TEST_BACKEND=cuda. A case
+// needing more devices than the backend has is skipped (CTest SKIP_RETURN_CODE).
+#include <string>
+
+#include "core/session.h"
+
+namespace synk::test {
+
+std::string testBackend();
+// A session of n ranks on the test backend with a short deadline (tests must not hang).
+Session forkForTest(int n_ranks, ForkOptions options = {});
+// Path of a plugin built into the build's lib/ dir ("synk_testkit" -> .../libsynk_testkit.so).
+std::string pluginFile(const std::string& name);
+// /dev/shm entries of every session this process started ("synk-<pid>-").
+int segmentsOfThisProcess();
+// True while a process with this pid exists (and is not a zombie we could reap).
+bool processAlive(int pid);
+
+}  // namespace synk::test
