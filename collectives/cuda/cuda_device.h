@@ -1,0 +1,98 @@
+#pragma once
+// One GPU of one rank (core/device.h), created in the rank's process after fork.
+//
+// Binding: cudaSetDevice(ordinal), ordinal in CUDA's numbering inside this process (after
+// CUDA_VISIBLE_DEVICES); the primary context is created here, never in the master before fork.
+// Every operation is issued on one non-blocking stream (the Device's ordering contract); the
+// cuBLAS handle is bound to it and, with the NCCL communicator, handed to plugins as handles().
+// All methods are called from the rank's main thread.
+//
+// Memory: the stream-ordered allocator (cudaMallocAsync/cudaFreeAsync on the stream, default pool
+// with an unlimited release threshold) is the caching allocator: allocate and release never
+// synchronise the device, and freed blocks are reused in stream order. Memory allocated here is
+// for use on this stream; a plugin using another stream must order it after this one.
+//
+// Waiting: synchronize() polls cudaStreamQuery (and the NCCL communicator's asynchronous error)
+// and the Waiter; nothing here blocks inside CUDA, including copies to or from pageable memory
+// (see pinned_bounce.h). After markAborted() no method may wait on the GPU again: destruction
+// frees nothing that would (the process exits next).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "collectives/cuda/pinned_bounce.h"
+#include "core/device.h"
+
+namespace synk {
+
+class CudaDevice final : public Device {
+ public:
+  // `rank` only names this rank in messages and timeouts.
+  CudaDevice(int ordinal, int rank);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  DeviceKind kind() const override { return DeviceKind::Cuda; }
+  int ordinal() const override { return ordinal_; }
+  std::string describe() const override { return description_; }
+
+  void* allocate(size_t bytes) override;
+  void release(void* pointer) noexcept override;
+  void copy(void* dst, const void* src, size_t bytes, CopyKind kind) override;
+  void synchronize(Waiter& waiter) override;
+
+  void accumulate(void* acc, const void* x, size_t count, DType dtype, ReduceOp op) override;
+  void scale(void* buffer, size_t count, DType dtype, double factor) override;
+  void fillIdentity(void* buffer, size_t count, DType dtype, ReduceOp op) override;
+  // One kernel instead of one copy per row; the row list goes up through a reused index buffer.
+  void gatherRows(void* dst, const void* src, size_t row_bytes, const int64_t* rows,
+                  size_t count) override;
+
+  // cudaHostRegister(cudaHostRegisterPortable); memory registered already (by anyone) is fine.
+  void registerHostMemory(void* pointer, size_t bytes) override;
+  // Unregisters what registerHostMemory registered; other pointers are ignored.
+  void unregisterHostMemory(void* pointer) noexcept override;
+
+  DeviceHandles handles() const override { return {stream_, blas_, comm_}; }
+
+  cudaStream_t stream() const { return stream_; }
+  int rank() const { return rank_; }
+  // The session's NCCL communicator: synchronize() also polls its asynchronous error state and
+  // handles() hands it to plugins. Not owned; nullptr detaches.
+  void attachNccl(ncclComm_t comm) { comm_ = comm; }
+  // Whether host memory [pointer, pointer + bytes) is page-locked (registered or pinned).
+  bool isPinned(const void* pointer, size_t bytes) const;
+  // After a failure: no later call waits on the GPU, destruction releases nothing.
+  void markAborted() noexcept;
+  // False once the CUDA runtime is being torn down (process exit: cudart's atexit handler ran
+  // before whatever is destroying this device); then nothing may call CUDA any more.
+  bool runtimeAlive() const;
+  bool aborted() const { return aborted_; }
+
+ private:
+  bool streamIdle();
+  // isPinned, throwing InvalidArgument if the "host" pointer is GPU memory.
+  bool hostSidePinned(const void* pointer, size_t bytes, const char* what) const;
+  void destroyHandles() noexcept;
+
+  int ordinal_;
+  int rank_;
+  std::string description_;
+  std::string wait_what_;  // "GPU work on cuda:0 (...)", built once: synchronize never allocates
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  bool pools_ = false;                      // stream-ordered allocator supported
+  std::map<uintptr_t, size_t> registered_;  // host ranges this device registered
+  PinnedBounce bounce_;
+  void* row_index_ = nullptr;  // device copy of gatherRows' row list, grown on demand
+  size_t row_index_bytes_ = 0;
+  bool aborted_ = false;
+};
+
+}  // namespace synk

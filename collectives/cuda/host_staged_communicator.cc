@@ -1,0 +1,147 @@
+#include "collectives/cuda/host_staged_communicator.h"
+
+#include <algorithm>
+
+#include "collectives/cuda/cuda_device.h"
+#include "core/error.h"
+#include "core/process_group.h"
+#include "core/shm_heap.h"
+
+namespace synk {
+namespace {
+
+constexpr size_t kMinStagingBytes = size_t{1} << 20;
+
+}  // namespace
+
+HostStagedCommunicator::HostStagedCommunicator(ProcessGroup& group, ShmHeap& heap,
+                                               CudaDevice& device)
+    : heap_(heap), device_(device), shm_(group, heap), rank_(group.rank()), size_(group.size()) {}
+
+HostStagedCommunicator::~HostStagedCommunicator() {
+  // A copy may still be in flight after an abort: then the memory is left to the process exit.
+  if (device_.aborted()) return;
+  heap_.release(first_.data);
+  heap_.release(second_.data);
+}
+
+void* HostStagedCommunicator::reserve(Staging& staging, size_t bytes) {
+  if (bytes <= staging.bytes) return staging.data;
+  const size_t grown = std::max({bytes, 2 * staging.bytes, kMinStagingBytes});
+  void* data = heap_.allocate(grown);  // pinned by the segment observer
+  heap_.release(staging.data);
+  staging = {data, grown};
+  return data;
+}
+
+size_t HostStagedCommunicator::totalCount(const std::vector<size_t>& counts,
+                                          const char* what) const {
+  if (static_cast<int>(counts.size()) != size_) {
+    throw InvalidArgument(
+        str("host-staged ", what, ": ", counts.size(), " counts given for ", size_, " ranks"));
+  }
+  size_t total = 0;
+  for (const size_t count : counts)
+    total += count;
+  return total;
+}
+
+void HostStagedCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
+  if (args.count == 0) return;  // every rank has the same count: all skip together
+  checkCollectiveOp(args.op, args.dtype, "host-staged all_reduce");
+  const size_t bytes = args.count * dtypeSize(args.dtype);
+  device_.synchronize(waiter);  // the last call's host-to-device copy has read the staging
+  void* host = reserve(first_, bytes);
+  device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
+  device_.synchronize(waiter);
+  AllReduceArgs staged = args;
+  staged.buffer = host;
+  shm_.allReduce(staged, waiter);
+  device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
+}
+
+void HostStagedCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
+  if (args.count == 0) return;
+  checkCollectiveOp(args.op, args.dtype, "host-staged reduce");
+  if (args.root < 0 || args.root >= size_) {
+    throw InvalidArgument(str("host-staged reduce: root ", args.root, " is not a rank of ", size_));
+  }
+  const bool root = rank_ == args.root;
+  if (root && args.recv == nullptr) {
+    throw InvalidArgument("host-staged reduce: no receive buffer at the root");
+  }
+  const size_t bytes = args.count * dtypeSize(args.dtype);
+  device_.synchronize(waiter);
+  void* host = reserve(first_, bytes);
+  device_.copy(host, args.send, bytes, CopyKind::DeviceToHost);
+  device_.synchronize(waiter);
+  ReduceArgs staged = args;
+  staged.send = host;
+  staged.recv = root ? host : nullptr;  // reduced in place into the root's staging buffer
+  shm_.reduce(staged, waiter);
+  if (root) device_.copy(args.recv, host, bytes, CopyKind::HostToDevice);
+}
+
+void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
+  if (args.count == 0) return;
+  if (args.root < 0 || args.root >= size_) {
+    throw InvalidArgument(
+        str("host-staged broadcast: root ", args.root, " is not a rank of ", size_));
+  }
+  const bool root = rank_ == args.root;
+  const size_t bytes = args.count * dtypeSize(args.dtype);
+  device_.synchronize(waiter);
+  void* host = reserve(first_, bytes);
+  if (root) {
+    device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
+    device_.synchronize(waiter);
+  }
+  BroadcastArgs staged = args;
+  staged.buffer = host;
+  shm_.broadcast(staged, waiter);
+  if (!root) device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
+}
+
+void HostStagedCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
+  const size_t total = totalCount(args.counts, "gather");
+  if (total == 0) return;
+  if (args.root < 0 || args.root >= size_) {
+    throw InvalidArgument(str("host-staged gather: root ", args.root, " is not a rank of ", size_));
+  }
+  const bool root = rank_ == args.root;
+  if (root && args.recv == nullptr) {
+    throw InvalidArgument("host-staged gather: no receive buffer at the root");
+  }
+  const size_t element = dtypeSize(args.dtype);
+  const size_t part = args.counts[rank_] * element;
+  device_.synchronize(waiter);
+  void* send = reserve(first_, std::max<size_t>(part, 1));
+  void* recv = root ? reserve(second_, total * element) : nullptr;
+  device_.copy(send, args.send, part, CopyKind::DeviceToHost);
+  device_.synchronize(waiter);
+  GatherArgs staged = args;
+  staged.send = send;
+  staged.recv = recv;
+  shm_.gather(staged, waiter);
+  if (root) device_.copy(args.recv, recv, total * element, CopyKind::HostToDevice);
+}
+
+void HostStagedCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
+  const size_t total = totalCount(args.counts, "all_gather");
+  if (total == 0) return;
+  if (args.recv == nullptr) throw InvalidArgument("host-staged all_gather: no receive buffer");
+  const size_t element = dtypeSize(args.dtype);
+  const size_t part = args.counts[rank_] * element;
+  device_.synchronize(waiter);
+  void* send = reserve(first_, std::max<size_t>(part, 1));
+  void* recv = reserve(second_, total * element);
+  device_.copy(send, args.send, part, CopyKind::DeviceToHost);
+  device_.synchronize(waiter);
+  AllGatherArgs staged = args;
+  staged.send = send;
+  staged.recv = recv;
+  shm_.allGather(staged, waiter);
+  device_.copy(args.recv, recv, total * element, CopyKind::HostToDevice);
+}
+
+}  // namespace synk

@@ -1,0 +1,317 @@
+#include "collectives/cuda/nccl_communicator.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "collectives/cuda/cuda_check.h"
+#include "collectives/cuda/cuda_device.h"
+#include "collectives/cuda/gpu_wait.h"
+#include "collectives/cuda/nccl_types.h"
+#include "core/error.h"
+#include "core/process_group.h"
+
+namespace synk {
+namespace {
+
+static_assert(sizeof(ncclUniqueId) <= kExchangeBytes, "the NCCL id must fit a barrier exchange");
+
+// ncclGroupStart/End as a scope: a group left open by an exception is closed on the way out, so
+// this thread's NCCL group depth stays balanced (the session aborts after such an error anyway).
+class NcclGroup {
+ public:
+  NcclGroup() { SYNK_NCCL_CHECK(ncclGroupStart()); }
+  ~NcclGroup() {
+    if (open_) (void)ncclGroupEnd();
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+  ncclResult_t end() {
+    open_ = false;
+    return ncclGroupEnd();
+  }
+
+ private:
+  bool open_ = true;
+};
+
+// Inside a group calls only queue work: ncclGroupEnd reports the group's outcome.
+void queued(ncclResult_t result, const char* what, int rank, ncclComm_t comm) {
+  if (result == ncclSuccess || result == ncclInProgress) return;
+  throw NcclError(
+      str("rank ", rank, ": ", what, " failed: ", cuda_detail::describeNccl(result, comm)));
+}
+
+// ncclCommAbort on a helper thread, waited for at most `bound`: an abort stuck in NCCL must not
+// keep the process from exiting (the thread dies with the process).
+void abortWithin(ncclComm_t comm, std::chrono::seconds bound, int rank) noexcept {
+  struct State {
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    ncclResult_t result = ncclSuccess;
+  };
+  std::shared_ptr<State> state;
+  try {
+    state = std::make_shared<State>();
+    std::thread([comm, state] {
+      const ncclResult_t result = ncclCommAbort(comm);
+      std::lock_guard<std::mutex> lock(state->mutex);
+      state->done = true;
+      state->result = result;
+      state->finished.notify_all();
+    }).detach();
+  } catch (...) {
+    (void)ncclCommAbort(comm);  // no thread to be had: abort inline
+    return;
+  }
+  std::unique_lock<std::mutex> lock(state->mutex);
+  if (!state->finished.wait_for(lock, bound, [&] { return state->done; })) {
+    std::fprintf(stderr,
+                 "synk: rank %d: ncclCommAbort did not return within %lld s; leaving it behind "
+                 "(the process exits next)\n",
+                 rank, static_cast<long long>(bound.count()));
+  } else if (state->result != ncclSuccess) {
+    std::fprintf(stderr, "synk: rank %d: ncclCommAbort returned %s\n", rank,
+                 ncclGetErrorString(state->result));
+  }
+}
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Waiter& waiter)
+    : group_(group), device_(device), rank_(group.rank()), size_(group.size()) {
+  offsets_.reserve(static_cast<size_t>(size_) + 1);
+  ncclUniqueId id{};
+  exchangeUniqueId(waiter, &id);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // every call returns at once; ncclCommAbort works at any point
+  config.commName = "synk";
+  // NCCL binds the communicator to the calling thread's current device.
+  SYNK_CUDA_CHECK(cudaSetDevice(device.ordinal()));
+  const ncclResult_t started = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
+  try {
+    complete(started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
+  } catch (...) {
+    abort();  // a half-made communicator must be aborted, never destroyed
+    throw;
+  }
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_ == nullptr) return;
+  device_.attachNccl(nullptr);
+  // Unwinding after an error, or the session is going down: peers may never finalize.
+  if (group_.aborted() || std::uncaught_exceptions() > 0) {
+    abort();
+  } else {
+    finalize();
+  }
+}
+
+void NcclCommunicator::finalize() noexcept {
+  try {
+    // ncclCommFinalize completes once every rank has called it. Not a Waiter: at close the
+    // master may mark the session "closed" (AbortReason::Shutdown) as soon as its own finalize
+    // is done, and peers that finished exit, which a liveness probe would report as deaths. Only
+    // a real failure (a death, a timeout, a fatal error elsewhere) or the bound stops the wait.
+    const ControlBlock& control = group_.control();
+    const auto deadline = Clock::now() + kFinalizeBound;
+    const ncclResult_t started = ncclCommFinalize(comm_);
+    if (started != ncclSuccess && started != ncclInProgress) {
+      throw NcclError(str("ncclCommFinalize: ", cuda_detail::describeNccl(started, comm_)));
+    }
+    while (true) {
+      ncclResult_t state = ncclSuccess;
+      const ncclResult_t queried = ncclCommGetAsyncError(comm_, &state);
+      if (queried != ncclSuccess) state = queried;
+      if (state == ncclSuccess) break;
+      if (state != ncclInProgress) {
+        throw NcclError(str("ncclCommFinalize: ", cuda_detail::describeNccl(state, comm_)));
+      }
+      const uint32_t reason = control.abort.load(std::memory_order_acquire);
+      if (reason != 0 && reason != static_cast<uint32_t>(AbortReason::Shutdown)) {
+        throw PeerFailure(control.abort_rank, "the session was aborted during ncclCommFinalize");
+      }
+      if (Clock::now() >= deadline) {
+        throw Timeout(
+            str("ncclCommFinalize did not complete within ", kFinalizeBound.count(), " s"));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    SYNK_NCCL_CHECK(ncclCommDestroy(comm_));  // state is ncclSuccess: does not block
+    comm_ = nullptr;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "synk: rank %d: closing NCCL failed (%s); aborting the communicator\n",
+                 rank_, e.what());
+    abort();
+  }
+}
+
+void NcclCommunicator::abort() noexcept {
+  if (comm_ == nullptr || aborted_) return;
+  aborted_ = true;
+  device_.attachNccl(nullptr);
+  const ncclComm_t comm = comm_;
+  comm_ = nullptr;
+  abortWithin(comm, kAbortBound, rank_);
+}
+
+void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
+  Barrier& barrier = group_.barrier();
+  const int master = group_.masterRank();
+  if (rank_ == master) {
+    const ncclResult_t result = ncclGetUniqueId(id);
+    if (result == ncclSuccess) std::memcpy(barrier.outbox(), id, sizeof(*id));
+    // Arrive either way, with the outcome as the ok flag: the peers fail at once instead of
+    // waiting for the deadline.
+    barrier.arrive(waiter, BarrierSite::Exchange, result == ncclSuccess);
+    if (result != ncclSuccess) {
+      throw NcclError(str("rank ", rank_, ": ncclGetUniqueId failed: ",
+                          cuda_detail::describeNccl(result, nullptr)));
+    }
+    return;
+  }
+  barrier.arrive(waiter, BarrierSite::Exchange, true);
+  if (!barrier.okOf(master)) {
+    throw NcclError(str("rank ", rank_, ": no NCCL communicator: the master rank ", master,
+                        " could not create the NCCL unique id"));
+  }
+  std::memcpy(id, barrier.exchangeOf(master), sizeof(*id));
+}
+
+void NcclCommunicator::complete(ncclResult_t issued, const char* what, Waiter& waiter) {
+  if (issued == ncclSuccess) return;
+  if (issued != ncclInProgress) {
+    throw NcclError(
+        str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(issued, comm_)));
+  }
+  // Not enqueued yet: nothing may be issued on the stream (or the communicator) until the
+  // communicator's state leaves ncclInProgress (NCCL user guide, "Nonblocking Group Operation").
+  pollUntil(waiter, rank_, what, [&] {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t queried = ncclCommGetAsyncError(comm_, &state);
+    if (queried != ncclSuccess) state = queried;
+    if (state == ncclInProgress) return false;
+    if (state != ncclSuccess) {
+      throw NcclError(
+          str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(state, comm_)));
+    }
+    return true;
+  });
+}
+
+void NcclCommunicator::checkRoot(int root, const char* what) const {
+  if (root < 0 || root >= size_) {
+    throw InvalidArgument(str("nccl ", what, ": root ", root, " is not a rank of ", size_));
+  }
+}
+
+void NcclCommunicator::checkCounts(const std::vector<size_t>& counts, const char* what) const {
+  if (static_cast<int>(counts.size()) != size_) {
+    throw InvalidArgument(
+        str("nccl ", what, ": ", counts.size(), " counts given for ", size_, " ranks"));
+  }
+}
+
+void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
+  if (args.count == 0) return;
+  checkCollectiveOp(args.op, args.dtype, "nccl all_reduce");
+  complete(ncclAllReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
+                         ncclOpOf(args.op), comm_, device_.stream()),
+           "ncclAllReduce", waiter);
+}
+
+void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
+  if (args.count == 0) return;
+  checkCollectiveOp(args.op, args.dtype, "nccl reduce");
+  checkRoot(args.root, "reduce");
+  if (rank_ == args.root && args.recv == nullptr) {
+    throw InvalidArgument("nccl reduce: no receive buffer at the root");
+  }
+  // Off the root NCCL never touches recvbuff; hand it a valid pointer all the same.
+  void* recv = args.recv != nullptr ? args.recv : const_cast<void*>(args.send);
+  complete(ncclReduce(args.send, recv, args.count, ncclTypeOf(args.dtype), ncclOpOf(args.op),
+                      args.root, comm_, device_.stream()),
+           "ncclReduce", waiter);
+}
+
+void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
+  if (args.count == 0) return;
+  checkRoot(args.root, "broadcast");
+  complete(ncclBroadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
+                         comm_, device_.stream()),
+           "ncclBroadcast", waiter);
+}
+
+void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
+  checkCounts(args.counts, "gather");
+  checkRoot(args.root, "gather");
+  offsets_.assign(1, 0);
+  for (const size_t count : args.counts)
+    offsets_.push_back(offsets_.back() + count);
+  if (offsets_.back() == 0) return;
+  const ncclDataType_t type = ncclTypeOf(args.dtype);
+  const size_t element = dtypeSize(args.dtype);
+  cudaStream_t stream = device_.stream();
+  if (rank_ != args.root) {
+    const size_t mine = args.counts[rank_];
+    if (mine > 0) {
+      complete(ncclSend(args.send, mine, type, args.root, comm_, stream), "ncclSend (gather)",
+               waiter);
+    }
+    return;
+  }
+  if (args.recv == nullptr) throw InvalidArgument("nccl gather: no receive buffer at the root");
+  char* recv = static_cast<char*>(args.recv);
+  // The root's own part: a device copy, ordered before the receives on the same stream.
+  char* own = recv + offsets_[rank_] * element;
+  const size_t own_bytes = args.counts[rank_] * element;
+  if (own_bytes > 0 && own != args.send) {
+    SYNK_CUDA_CHECK(cudaMemcpyAsync(own, args.send, own_bytes, cudaMemcpyDeviceToDevice, stream));
+  }
+  NcclGroup group;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || args.counts[r] == 0) continue;  // zero counts: skipped on both sides
+    queued(ncclRecv(recv + offsets_[r] * element, args.counts[r], type, r, comm_, stream),
+           "ncclRecv (gather)", rank_, comm_);
+  }
+  complete(group.end(), "ncclGroupEnd (gather)", waiter);
+}
+
+void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
+  checkCounts(args.counts, "all_gather");
+  offsets_.assign(1, 0);
+  for (const size_t count : args.counts)
+    offsets_.push_back(offsets_.back() + count);
+  if (offsets_.back() == 0) return;
+  if (args.recv == nullptr) throw InvalidArgument("nccl all_gather: no receive buffer");
+  const ncclDataType_t type = ncclTypeOf(args.dtype);
+  cudaStream_t stream = device_.stream();
+  const bool equal = std::all_of(args.counts.begin(), args.counts.end(),
+                                 [&](size_t count) { return count == args.counts[0]; });
+  if (equal) {
+    complete(ncclAllGather(args.send, args.recv, args.counts[0], type, comm_, stream),
+             "ncclAllGather", waiter);
+    return;
+  }
+  // Unequal parts: every rank broadcasts its part straight into its offset of every recv.
+  const size_t element = dtypeSize(args.dtype);
+  char* recv = static_cast<char*>(args.recv);
+  NcclGroup group;
+  for (int r = 0; r < size_; ++r) {
+    if (args.counts[r] == 0) continue;
+    char* part = recv + offsets_[r] * element;
+    const void* source = r == rank_ ? args.send : part;  // sendbuff is read at the root only
+    queued(ncclBroadcast(source, part, args.counts[r], type, r, comm_, stream),
+           "ncclBroadcast (all_gather)", rank_, comm_);
+  }
+  complete(group.end(), "ncclGroupEnd (all_gather)", waiter);
+}
+
+}  // namespace synk

@@ -1,0 +1,85 @@
+#pragma once
+// Collectives through NCCL, on the rank's CUDA stream (the `nccl=true` path).
+//
+// Creation (collective, once per session, inside BackendFactory::create): the master rank calls
+// ncclGetUniqueId and publishes it in its barrier outbox; every rank passes one Exchange barrier
+// and reads it; then ncclCommInitRankConfig with blocking = 0, polled to completion. The
+// communicator is non-blocking so that no thread is ever trapped inside NCCL and ncclCommAbort
+// can be called at any point (NCCL user guide, "Fault Tolerance"): every call may answer
+// ncclInProgress, and is then polled (ncclCommGetAsyncError) to completion with the Waiter.
+//
+// Fault contract. NCCL does not notice a dead intra-node peer (research-reliability.md 1.1): a
+// collective whose peer died never completes and ncclCommGetAsyncError keeps saying ncclSuccess.
+// The master notices the death (waitpid) and marks the session aborted; every survivor is
+// waiting in a poll loop (CudaDevice::synchronize, or here), whose Waiter::check() throws; the
+// runtime then calls Backend::abort(), which calls abort() here: ncclCommAbort, bounded by
+// kAbortBound (NCCL issues #829/#1777: abort itself can hang), after which the process exits.
+// Every surviving rank must abort, never destroy, its communicator (NVIDIA/nccl #863).
+//
+// Normal close (destructor): ncclCommFinalize, polled (at most kFinalizeBound) until every rank
+// has finalized, then ncclCommDestroy. If the session is aborted, or the destructor runs while an
+// exception unwinds, it aborts instead. Close therefore wants every rank to destroy its backend
+// at about the same time, before any rank exits.
+#include <nccl.h>
+
+#include <chrono>
+#include <vector>
+
+#include "core/communicator.h"
+
+namespace synk {
+
+class CudaDevice;
+class ProcessGroup;
+
+class NcclCommunicator final : public Communicator {
+ public:
+  // Collective over every rank of `group`; `waiter` bounds the id exchange and the init.
+  NcclCommunicator(ProcessGroup& group, CudaDevice& device, Waiter& waiter);
+  ~NcclCommunicator() override;
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+
+  const char* name() const override { return "nccl"; }
+
+  // Each op is enqueued on the device stream and returns without waiting for the GPU (unless
+  // NCCL answered ncclInProgress: then it waits until the op is enqueued).
+  void allReduce(const AllReduceArgs& args, Waiter& waiter) override;
+  void reduce(const ReduceArgs& args, Waiter& waiter) override;
+  void broadcast(const BroadcastArgs& args, Waiter& waiter) override;
+  // Grouped ncclSend/ncclRecv to the root: exact for unequal counts.
+  void gather(const GatherArgs& args, Waiter& waiter) override;
+  // ncclAllGather when every count is equal, else one grouped ncclBroadcast per rank into its
+  // offset (exact for unequal counts).
+  void allGather(const AllGatherArgs& args, Waiter& waiter) override;
+
+  ncclComm_t comm() const { return comm_; }
+  // ncclCommAbort, waiting at most kAbortBound for it; idempotent. The process must exit next.
+  void abort() noexcept;
+  // Forgets the communicator without calling NCCL (the CUDA runtime is already gone at exit).
+  void abandon() noexcept {
+    comm_ = nullptr;
+    aborted_ = true;
+  }
+
+  static constexpr std::chrono::seconds kAbortBound{5};
+  static constexpr std::chrono::seconds kFinalizeBound{10};
+
+ private:
+  void exchangeUniqueId(Waiter& waiter, ncclUniqueId* id);
+  // Turns a call's result into success, a poll to completion (ncclInProgress), or NcclError.
+  void complete(ncclResult_t issued, const char* what, Waiter& waiter);
+  void checkRoot(int root, const char* what) const;
+  void checkCounts(const std::vector<size_t>& counts, const char* what) const;
+  void finalize() noexcept;
+
+  ProcessGroup& group_;
+  CudaDevice& device_;
+  int rank_;
+  int size_;
+  ncclComm_t comm_ = nullptr;
+  bool aborted_ = false;
+  std::vector<size_t> offsets_;  // element offsets of the ranks' parts, reused across calls
+};
+
+}  // namespace synk
