@@ -1,0 +1,140 @@
+// CUDA collectives through synk's API against raw NCCL, in one run on one communicator:
+//   for each size: raw ncclAllReduce loop (plugin nccl_peer, nccl-tests style), the same number
+//   of Session::allReduce calls (NCCL), and of host-staged ones (nccl = false); then the H2D
+//   bandwidth of scattering a Data input. Every figure is the median of --reps samples.
+//   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness/measure.h"
+#include "plugins/synk.h"
+
+using namespace synk;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  int ranks = 0;
+  int reps = 7;
+  std::vector<double> sizes = {8, 128 << 10, 2 << 20, 32 << 20, 512 << 20};
+  double scatter_bytes_per_rank = 512 << 20;
+};
+
+double parseSize(const std::string& s) {
+  double v = std::atof(s.c_str());
+  const char unit = s.empty() ? 0 : s.back();
+  if (unit == 'K' || unit == 'k') v *= 1024;
+  if (unit == 'M' || unit == 'm') v *= 1 << 20;
+  if (unit == 'G' || unit == 'g') v *= 1 << 30;
+  return v;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--ranks") o.ranks = std::atoi(value.c_str());
+    if (key == "--reps") o.reps = std::atoi(value.c_str());
+    if (key == "--scatter") o.scatter_bytes_per_rank = parseSize(value);
+    if (key == "--sizes") {
+      o.sizes.clear();
+      size_t at = 0;
+      while (at <= value.size()) {
+        const size_t comma = value.find(',', at);
+        o.sizes.push_back(parseSize(value.substr(at, comma - at)));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+      }
+    }
+  }
+  return o;
+}
+
+int itersFor(double bytes) {
+  return bytes <= (1 << 20) ? 2000 : bytes <= (64 << 20) ? 200 : 30;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  try {
+    Session session = synk::fork({.n_parallel = o.ranks, .backend = "cuda"});
+    const int n = session.size();
+    Model peer = session.load(pluginPath("synk_nccl_peer"));
+    Function raw = session.function(peer, "raw_allreduce",
+                                    {.broadcast = {"iters"}, .outputs = {{"seconds", "max"}}});
+    Function touch = session.function(peer, "touch");
+    Function sync = session.function(peer, "sync");
+    Variable buf = peer.variable("buf");
+    session.distribute();
+    std::printf("# synk CUDA all_reduce vs raw NCCL, %d ranks, float32 sum, medians of %d\n", n,
+                o.reps);
+    std::printf("%10s %10s %10s %10s %10s %8s %9s %12s %10s\n", "bytes", "raw_us", "raw_busbw",
+                "synk_us", "synk_busbw", "ratio", "added_us", "staged_us", "staged_bw");
+    for (double bytes : o.sizes) {
+      const int64_t count = std::max<int64_t>(1, int64_t(bytes) / 4);
+      session.broadcast({buf}, {Array(DType::Float32, {count})});
+      const int iters = itersFor(bytes);
+      Data iters_data = session.data(Array::scalar<int32_t>(iters));
+      std::vector<double> raw_s, synk_s, staged_s;
+      for (int rep = 0; rep < o.reps; ++rep) {
+        raw_s.push_back(raw({iters_data}).at(0).as<double>()[0]);
+        // synk: `iters` API calls, then a step that ends only when every rank's stream has
+        // passed them (an output reduced through NCCL on the same streams).
+        session.allReduce({buf}, ReduceOp::Sum);
+        session.barrier();
+        auto start = Clock::now();
+        for (int i = 0; i < iters; ++i)
+          session.allReduce({buf}, ReduceOp::Sum);
+        sync({});
+        synk_s.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
+        const int staged_iters = std::max(3, iters / 20);
+        start = Clock::now();
+        for (int i = 0; i < staged_iters; ++i) {
+          session.allReduce({buf}, ReduceOp::Sum, {.nccl = false});
+        }
+        staged_s.push_back(std::chrono::duration<double>(Clock::now() - start).count() /
+                           staged_iters);
+      }
+      const double r = harness::median(raw_s), s = harness::median(synk_s),
+                   h = harness::median(staged_s);
+      using harness::Collective;
+      const double rb = harness::busbwGBps(Collective::AllReduce, n, bytes, r);
+      const double sb = harness::busbwGBps(Collective::AllReduce, n, bytes, s);
+      const double hb = harness::busbwGBps(Collective::AllReduce, n, bytes, h);
+      std::printf("%10s %10.2f %10.2f %10.2f %10.2f %7.1f%% %9.2f %12.2f %10.2f\n",
+                  harness::formatBytes(bytes).c_str(), r * 1e6, rb, s * 1e6, sb, 100.0 * r / s,
+                  (s - r) * 1e6, h * 1e6, hb);
+    }
+    // Scatter: every rank copies its rows of a Data input host-to-device (pinned shm).
+    const int64_t cols = 1024;
+    const int64_t rows = int64_t(o.scatter_bytes_per_rank) / (cols * 4) * n;
+    Array x(DType::Float32, {rows, cols});
+    for (int64_t i = 0; i < x.size(); i += 1024)
+      x.as<float>()[i] = float(i);
+    Data data = session.data(x);
+    touch({data});  // maps and pins the segment on every rank
+    std::vector<double> scatter_s;
+    for (int rep = 0; rep < std::max(o.reps, 5); ++rep) {
+      const auto start = Clock::now();
+      touch({data});
+      scatter_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    const double per_rank = double(rows / n) * cols * 4;
+    const double t = harness::median(scatter_s);
+    std::printf(
+        "# scatter of a Data input: %s per rank in %.2f ms = %.1f GB/s per GPU "
+        "(host-to-device, median of %zu)\n",
+        harness::formatBytes(per_rank).c_str(), t * 1e3, per_rank / t * 1e-9, scatter_s.size());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_cuda_allreduce: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,98 @@
+// The peer synk's CUDA collectives are measured against, run inside the same session on the
+// same communicator: each rank loops raw ncclAllReduce on its stream (as nccl-tests does) and
+// reports the time per operation. Also a no-op function with a scattered input, to time the
+// host-to-device scatter of a Data input.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <string>
+
+#include "plugins/sdk/synk_sdk.h"
+
+namespace sdk = synk::sdk;
+using sdk::DType;
+
+namespace {
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    throw sdk::Error(sdk::Status::Device, std::string(what) + ": " + cudaGetErrorString(err));
+  }
+}
+
+// The session's communicator is non-blocking: a call may return ncclInProgress until enqueued.
+void enqueued(ncclComm_t comm, ncclResult_t result) {
+  while (result == ncclInProgress)
+    ncclCommGetAsyncError(comm, &result);
+  if (result != ncclSuccess) {
+    throw sdk::Error(sdk::Status::Device,
+                     std::string("ncclAllReduce: ") + ncclGetErrorString(result));
+  }
+}
+
+class NcclPeer {
+ public:
+  static sdk::Spec spec() {
+    sdk::Spec spec("nccl_peer");
+    spec.variable("buf", DType::Float32, {1});
+    spec.function("raw_allreduce")
+        .input("iters", DType::Int32, 0)
+        .read("buf")
+        .output("seconds", DType::Float64, 0);
+    spec.function("touch").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
+    spec.function("sync").output("z", DType::Float32, 0);
+    return spec;
+  }
+
+  explicit NcclPeer(const sdk::Context& context) : context_(context) {
+    if (!context.isCuda() || !context.comm()) {
+      throw sdk::Error(sdk::Status::Unsupported, "nccl_peer needs the cuda backend with NCCL");
+    }
+  }
+
+  void call(std::string_view name, sdk::Call& call) {
+    auto stream = static_cast<cudaStream_t>(context_.stream());
+    if (name == "touch" || name == "sync") {
+      float zero = 0;
+      check(cudaMemcpyAsync(call.output(0, {}).data(), &zero, sizeof zero, cudaMemcpyHostToDevice,
+                            stream),
+            "touch");
+      check(cudaStreamSynchronize(stream), "touch");
+      return;
+    }
+    int32_t iters = 0;
+    // On the rank's stream: the input's host-to-device copy was queued there (non-blocking
+    // streams do not order against the legacy default stream).
+    check(
+        cudaMemcpyAsync(&iters, call.input(0).data(), sizeof iters, cudaMemcpyDeviceToHost, stream),
+        "iters");
+    check(cudaStreamSynchronize(stream), "iters");
+    auto comm = static_cast<ncclComm_t>(context_.comm());
+    // In place on the variable's memory: the values are irrelevant to the timing.
+    void* buffer = const_cast<void*>(call.read(0).data());
+    const size_t count = static_cast<size_t>(call.read(0).size());
+    for (int i = 0; i < 5; ++i) {
+      enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+    }
+    check(cudaStreamSynchronize(stream), "warm-up");
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) {
+      enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+    }
+    check(cudaStreamSynchronize(stream), "loop");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
+    check(cudaMemcpyAsync(call.output(0, {}).data(), &seconds, sizeof seconds,
+                          cudaMemcpyHostToDevice, stream),
+          "seconds");
+    check(cudaStreamSynchronize(stream), "seconds");
+  }
+
+ private:
+  sdk::Context context_;
+};
+
+}  // namespace
+
+SYNK_PLUGIN(NcclPeer)
