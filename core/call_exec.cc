@@ -63,6 +63,9 @@ Status CallExecution::run() {
   if (!agreed.ok()) return agreed;
   applyUpdates();
   reduceOutputs();
+  // Copies out of Data blobs may still be queued: finish them before the step ends, or the
+  // master could overwrite a Data a rank has not read yet.
+  if (copied_from_blobs_) device_.synchronize(waiter_);
   return {};
 }
 
@@ -238,6 +241,7 @@ TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
   if (request_.batch.isContiguous()) {
     std::byte* rows = base + static_cast<size_t>(request_.batch.rowAt(p0) - offset) * row_bytes;
     if (device_.isHost()) return {rows, in.dtype, shape};  // zero copy: ranks read shm directly
+    copied_from_blobs_ = true;
     scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
     device_.copy(scratch_.inputs[i].data(), rows, bytes, CopyKind::HostToDevice);
     return {scratch_.inputs[i].data(), in.dtype, shape};
@@ -275,6 +279,7 @@ void CallExecution::prepareBroadcastInputs() {
       continue;
     }
     scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
+    copied_from_blobs_ = true;
     if (bytes) device_.copy(scratch_.inputs[i].data(), base, bytes, CopyKind::HostToDevice);
     broadcast_inputs_[i] = {scratch_.inputs[i].data(), in.dtype, in.shape};
   }

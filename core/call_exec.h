@@ -64,6 +64,7 @@ class CallExecution {
   Selection batch_s_;
   bool computed_ = false;
   bool staged_ = false;
+  bool copied_from_blobs_ = false;  // a device copy still reads a Data blob
   int slice_index_ = 0;
   size_t slice_count_ = 0;
   std::vector<TensorRef> broadcast_inputs_;

@@ -173,6 +173,8 @@ class CollectiveExecution {
         const int64_t first = shape.empty() ? 0 : batch.rowAt(mine.begin);
         device_.copy(v.buffer.data(), base + static_cast<size_t>(first) * row_bytes, bytes,
                      CopyKind::HostToDevice);
+        // The step must not end while a copy still reads the Data (the master may rewrite it).
+        device_.synchronize(waiter_);
         continue;
       }
       HeapBuffer staging;

@@ -33,9 +33,7 @@ bool allGone(const std::vector<int>& pids, int skip_rank) {
 
 }  // namespace
 
-TEST_CASE("a worker killed by a signal mid-call: the master names rank and signal at once",
-          "[core][fault]") {
-  const auto [sig, name] = GENERATE(std::pair{SIGKILL, "SIGKILL"}, std::pair{SIGSEGV, "SIGSEGV"});
+void checkWorkerKilled(int sig, const char* name) {
   Session session = test::forkForTest(3);
   Model model = session.load(test::pluginFile("synk_testkit"));
   Function f = session.function(model, "die_on_rank", {.broadcast = {"who", "sig"}});
@@ -58,6 +56,16 @@ TEST_CASE("a worker killed by a signal mid-call: the master names rank and signa
   CHECK(test::segmentsOfThisProcess() == 0);
   CHECK(session.closed());
   CHECK_THROWS_WITH(session.barrier(), Contains("aborted") && Contains("rank 1"));
+}
+
+TEST_CASE("a worker killed by SIGKILL mid-call: the master names rank and signal at once",
+          "[core][fault]") {
+  checkWorkerKilled(SIGKILL, "SIGKILL");
+}
+
+TEST_CASE("a worker killed by SIGSEGV mid-call: the master names rank and signal at once",
+          "[core][fault]") {
+  checkWorkerKilled(SIGSEGV, "SIGSEGV");
 }
 
 TEST_CASE("a worker that hangs: the deadline names it and ends every process", "[core][fault]") {

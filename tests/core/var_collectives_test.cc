@@ -60,37 +60,44 @@ std::vector<double> rankValues(int r) {
 
 }  // namespace
 
-TEST_CASE("all_reduce and reduce: every op on every dtype", "[core][coll]") {
-  const int n = GENERATE(2, 3);
-  const bool nccl = GENERATE(true, false);
+void checkEveryOp(int n) {
   Kit kit(n);
   Function fill = kit.session.function(kit.model, "fill_ranked");
-  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
-    for (const char* name : kTyped) {
-      Variable v = kit.model.variable(name);
-      if (op == ReduceOp::Avg && !isFloating(v.dtype())) {
-        CHECK_THROWS_WITH(kit.session.allReduce({v}, op), Contains("'avg' needs a floating"));
-        continue;
-      }
-      INFO(name << " " << reduceOpName(op) << " on " << n << " ranks, nccl=" << nccl);
-      const std::vector<double> want = expected(op, n, v.dtype());
-      fill({});
-      const Array reduced = kit.session.reduce({v}, op, false, {.nccl = nccl}).at(0);
-      CHECK(asDoubles(reduced) == want);
-      CHECK(asDoubles(v.getValue()) == rankValues(0));  // not in place: master unchanged
-      kit.session.allReduce({v}, op, {.nccl = nccl});
-      const Array all = kit.session.gather({v}, 1, {.nccl = nccl}).at(0);
-      REQUIRE(all.shape() == Shape{n, 4});
-      for (int r = 0; r < n; ++r) {
-        CHECK(asDoubles(Array::copyOf(all.view().row(r))) == want);
+  for (bool nccl : {true, false}) {
+    for (ReduceOp op :
+         {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+      for (const char* name : kTyped) {
+        Variable v = kit.model.variable(name);
+        if (op == ReduceOp::Avg && !isFloating(v.dtype())) {
+          CHECK_THROWS_WITH(kit.session.allReduce({v}, op), Contains("'avg' needs a floating"));
+          continue;
+        }
+        INFO(name << " " << reduceOpName(op) << " on " << n << " ranks, nccl=" << nccl);
+        const std::vector<double> want = expected(op, n, v.dtype());
+        fill({});
+        const Array reduced = kit.session.reduce({v}, op, false, {.nccl = nccl}).at(0);
+        CHECK(asDoubles(reduced) == want);
+        CHECK(asDoubles(v.getValue()) == rankValues(0));  // not in place: master unchanged
+        kit.session.allReduce({v}, op, {.nccl = nccl});
+        const Array all = kit.session.gather({v}, 1, {.nccl = nccl}).at(0);
+        REQUIRE(all.shape() == Shape{n, 4});
+        for (int r = 0; r < n; ++r) {
+          CHECK(asDoubles(Array::copyOf(all.view().row(r))) == want);
+        }
       }
     }
   }
 }
 
-TEST_CASE("reduce in place changes only the master, broadcast makes every rank equal",
-          "[core][coll]") {
-  const int master = GENERATE(0, 1);
+TEST_CASE("all_reduce and reduce: every op on every dtype, 2 ranks", "[core][coll]") {
+  checkEveryOp(2);
+}
+
+TEST_CASE("all_reduce and reduce: every op on every dtype, 3 ranks", "[core][coll]") {
+  checkEveryOp(3);
+}
+
+void checkReduceInPlace(int master) {
   Kit kit(3, {.master_rank = master});
   Variable v = kit.model.variable("var_f64");
   kit.session.function(kit.model, "fill_ranked")({});
@@ -107,6 +114,16 @@ TEST_CASE("reduce in place changes only the master, broadcast makes every rank e
   kit.session.broadcast({v}, {Array::vector<double>({9, 8})});  // a new shape too
   CHECK(kit.session.getShapes({v}).at(0) == std::vector<Shape>{{2}, {2}, {2}});
   CHECK(asDoubles(kit.session.getValue(2, {v}).at(0)) == std::vector<double>{9, 8});
+}
+
+TEST_CASE("reduce in place changes only the master (rank 0), broadcast makes ranks equal",
+          "[core][coll]") {
+  checkReduceInPlace(0);
+}
+
+TEST_CASE("reduce in place changes only the master (rank 1), broadcast makes ranks equal",
+          "[core][coll]") {
+  checkReduceInPlace(1);
 }
 
 TEST_CASE("ranks holding different shapes: exact concatenation or a clear error", "[core][coll]") {

@@ -13,11 +13,13 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "plugins/synk.h"
 
 namespace synk::testing {
 
+// Next to the test binary (bin/../lib), so a copied build tree works too.
 inline std::string pluginPath(const std::string& target) {
-  return std::string(SYNK_PLUGIN_DIR) + "/lib" + target + ".so";
+  return synk::pluginPath(target);
 }
 
 // Host memory from aligned_alloc, memcpy copies, no kernels. kind() may claim Cuda so tests can

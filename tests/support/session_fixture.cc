@@ -42,7 +42,7 @@ Session forkForTest(int n_ranks, ForkOptions options) {
 }
 
 std::string pluginFile(const std::string& name) {
-  return str(SYNK_PLUGIN_DIR, "/lib", name, ".so");
+  return pluginPath(name);
 }
 
 int segmentsOfThisProcess() {
