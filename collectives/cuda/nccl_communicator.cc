@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -82,11 +83,21 @@ void abortWithin(ncclComm_t comm, std::chrono::seconds bound, int rank) noexcept
   }
 }
 
+// ncclAvg multiplies every input by 1/n before summing. With n a power of two that is exact, and
+// equals summing then scaling; otherwise (3 ranks: 1/3) it rounds every input, so avg is a sum
+// followed by one scaling pass, the arithmetic of the host-staged path (identical results).
+bool premultiplyIsExact(int ranks) {
+  return ranks > 0 && (ranks & (ranks - 1)) == 0;
+}
+
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Waiter& waiter)
     : group_(group), device_(device), rank_(group.rank()), size_(group.size()) {
   offsets_.reserve(static_cast<size_t>(size_) + 1);
+  // A blocking communicator must never connect lazily: a lazy connect waits on the peer inside
+  // NCCL, where no deadline reaches. Connect every channel at creation instead (abortable there).
+  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
   ncclUniqueId id{};
   exchangeUniqueId(waiter, &id);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -97,14 +108,50 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Wait
   const ncclResult_t started = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
   try {
     complete(started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
+    splitFastCommunicator(waiter);
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
   }
 }
 
+void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  config.commName = "synk-fast";
+  // Under the parent's non-blocking mode the split runs as an NCCL job thread that writes the
+  // child's handle only when it completes (NCCL marks the child, which we cannot see yet, in
+  // progress): the handle arriving is the completion, awaited with the Waiter and a bound.
+  const ncclResult_t started = ncclCommSplit(comm_, 0, rank_, &fast_, &config);
+  bool ready = started == ncclSuccess || started == ncclInProgress;
+  if (ready) {
+    const auto bound = std::min(waiter.deadline(), Clock::now() + kSplitBound);
+    ncclResult_t state = ncclInProgress;
+    pollUntil(waiter, rank_, "ncclCommSplit (creating the blocking communicator)", [&] {
+      if (ncclComm_t child = __atomic_load_n(&fast_, __ATOMIC_ACQUIRE)) {
+        ncclCommGetAsyncError(child, &state);
+      } else {
+        ncclResult_t parent = ncclSuccess;
+        ncclCommGetAsyncError(comm_, &parent);
+        if (parent != ncclSuccess && parent != ncclInProgress) state = parent;
+      }
+      if (state == ncclInProgress && Clock::now() >= bound) state = ncclInternalError;
+      return state != ncclInProgress;
+    });
+    ready = __atomic_load_n(&fast_, __ATOMIC_ACQUIRE) != nullptr && state == ncclSuccess;
+  }
+  // Use it only if every rank has it: ranks on different communicators would never match up.
+  if (group_.barrier().arrive(waiter, BarrierSite::Exchange, ready)) return;
+  std::fprintf(stderr,
+               "synk: rank %d: a rank could not create the blocking NCCL communicator (%s); "
+               "collectives use the non-blocking one (slower per call)\n",
+               rank_, ncclGetErrorString(started));
+  if (fast_ != nullptr) abortWithin(fast_, kAbortBound, rank_);
+  fast_ = nullptr;
+}
+
 NcclCommunicator::~NcclCommunicator() {
-  if (comm_ == nullptr) return;
+  if (comm_ == nullptr && fast_ == nullptr) return;
   device_.attachNccl(nullptr);
   // Unwinding after an error, or the session is going down: peers may never finalize.
   if (group_.aborted() || std::uncaught_exceptions() > 0) {
@@ -122,6 +169,9 @@ void NcclCommunicator::finalize() noexcept {
     // a real failure (a death, a timeout, a fatal error elsewhere) or the bound stops the wait.
     const ControlBlock& control = group_.control();
     const auto deadline = Clock::now() + kFinalizeBound;
+    // Every rank drains its stream before finalizing, so once the finalize completes (every rank
+    // called it) no rank has work queued on either communicator.
+    if (!drainStream()) throw Timeout("the GPU stream did not drain before closing NCCL");
     const ncclResult_t started = ncclCommFinalize(comm_);
     if (started != ncclSuccess && started != ncclInProgress) {
       throw NcclError(str("ncclCommFinalize: ", cuda_detail::describeNccl(started, comm_)));
@@ -144,6 +194,12 @@ void NcclCommunicator::finalize() noexcept {
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
+    if (fast_ != nullptr) {
+      // Idle on every rank now: aborting frees it without waiting for anyone.
+      const ncclComm_t fast = fast_;
+      fast_ = nullptr;
+      abortWithin(fast, kAbortBound, rank_);
+    }
     SYNK_NCCL_CHECK(ncclCommDestroy(comm_));  // state is ncclSuccess: does not block
     comm_ = nullptr;
   } catch (const std::exception& e) {
@@ -154,12 +210,32 @@ void NcclCommunicator::finalize() noexcept {
 }
 
 void NcclCommunicator::abort() noexcept {
-  if (comm_ == nullptr || aborted_) return;
+  if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
   aborted_ = true;
   device_.attachNccl(nullptr);
+  const ncclComm_t fast = fast_;
   const ncclComm_t comm = comm_;
+  fast_ = nullptr;
   comm_ = nullptr;
-  abortWithin(comm, kAbortBound, rank_);
+  if (fast != nullptr) abortWithin(fast, kAbortBound, rank_);
+  if (comm != nullptr) abortWithin(comm, kAbortBound, rank_);
+}
+
+bool NcclCommunicator::drainStream() noexcept {
+  const auto deadline = Clock::now() + kFinalizeBound;
+  const ControlBlock& control = group_.control();
+  while (Clock::now() < deadline) {
+    const cudaError_t state = cudaStreamQuery(device_.stream());
+    if (state == cudaSuccess) return true;
+    if (state != cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    const uint32_t reason = control.abort.load(std::memory_order_acquire);
+    if (reason != 0 && reason != static_cast<uint32_t>(AbortReason::Shutdown)) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return false;
 }
 
 void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
@@ -185,22 +261,23 @@ void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
   std::memcpy(id, barrier.exchangeOf(master), sizeof(*id));
 }
 
-void NcclCommunicator::complete(ncclResult_t issued, const char* what, Waiter& waiter) {
+void NcclCommunicator::complete(ncclComm_t comm, ncclResult_t issued, const char* what,
+                                Waiter& waiter) {
   if (issued == ncclSuccess) return;
   if (issued != ncclInProgress) {
     throw NcclError(
-        str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(issued, comm_)));
+        str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(issued, comm)));
   }
   // Not enqueued yet: nothing may be issued on the stream (or the communicator) until the
   // communicator's state leaves ncclInProgress (NCCL user guide, "Nonblocking Group Operation").
   pollUntil(waiter, rank_, what, [&] {
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t queried = ncclCommGetAsyncError(comm_, &state);
+    const ncclResult_t queried = ncclCommGetAsyncError(comm, &state);
     if (queried != ncclSuccess) state = queried;
     if (state == ncclInProgress) return false;
     if (state != ncclSuccess) {
       throw NcclError(
-          str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(state, comm_)));
+          str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(state, comm)));
     }
     return true;
   });
@@ -222,9 +299,12 @@ void NcclCommunicator::checkCounts(const std::vector<size_t>& counts, const char
 void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkCollectiveOp(args.op, args.dtype, "nccl all_reduce");
-  complete(ncclAllReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
-                         ncclOpOf(args.op), comm_, device_.stream()),
+  const bool scale_after = args.op == ReduceOp::Avg && !premultiplyIsExact(size_);
+  complete(comm(),
+           ncclAllReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
+                         scale_after ? ncclSum : ncclOpOf(args.op), comm(), device_.stream()),
            "ncclAllReduce", waiter);
+  if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
 }
 
 void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
@@ -236,19 +316,28 @@ void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   }
   // Off the root NCCL never touches recvbuff; hand it a valid pointer all the same.
   void* recv = args.recv != nullptr ? args.recv : const_cast<void*>(args.send);
-  complete(ncclReduce(args.send, recv, args.count, ncclTypeOf(args.dtype), ncclOpOf(args.op),
-                      args.root, comm_, device_.stream()),
-           "ncclReduce", waiter);
+  const bool scale_after = args.op == ReduceOp::Avg && !premultiplyIsExact(size_);
+  complete(
+      comm(),
+      ncclReduce(args.send, recv, args.count, ncclTypeOf(args.dtype),
+                 scale_after ? ncclSum : ncclOpOf(args.op), args.root, comm(), device_.stream()),
+      "ncclReduce", waiter);
+  if (scale_after && rank_ == args.root) {
+    device_.scale(recv, args.count, args.dtype, 1.0 / size_);
+  }
 }
 
 void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkRoot(args.root, "broadcast");
-  complete(ncclBroadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
-                         comm_, device_.stream()),
+  complete(comm(),
+           ncclBroadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
+                         comm(), device_.stream()),
            "ncclBroadcast", waiter);
 }
 
+// On the non-blocking communicator: send/recv connect each peer pair on first use, which must
+// stay abortable.
 void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   checkCounts(args.counts, "gather");
   checkRoot(args.root, "gather");
@@ -296,7 +385,7 @@ void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
   const bool equal = std::all_of(args.counts.begin(), args.counts.end(),
                                  [&](size_t count) { return count == args.counts[0]; });
   if (equal) {
-    complete(ncclAllGather(args.send, args.recv, args.counts[0], type, comm_, stream),
+    complete(comm(), ncclAllGather(args.send, args.recv, args.counts[0], type, comm(), stream),
              "ncclAllGather", waiter);
     return;
   }
@@ -308,10 +397,10 @@ void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
     if (args.counts[r] == 0) continue;
     char* part = recv + offsets_[r] * element;
     const void* source = r == rank_ ? args.send : part;  // sendbuff is read at the root only
-    queued(ncclBroadcast(source, part, args.counts[r], type, r, comm_, stream),
-           "ncclBroadcast (all_gather)", rank_, comm_);
+    queued(ncclBroadcast(source, part, args.counts[r], type, r, comm(), stream),
+           "ncclBroadcast (all_gather)", rank_, comm());
   }
-  complete(group.end(), "ncclGroupEnd (all_gather)", waiter);
+  complete(comm(), group.end(), "ncclGroupEnd (all_gather)", waiter);
 }
 
 }  // namespace synk

@@ -30,7 +30,8 @@ inline ncclDataType_t ncclTypeOf(DType dtype) {
 
 // avg is ncclAvg: for floating types NCCL pre-multiplies each contribution by 1/n inside the same
 // kernel (no extra pass over the buffer). With n a power of two that equals sum-then-scale bit
-// for bit (barring overflow or subnormals); otherwise it may differ in the last place.
+// for bit (barring overflow or subnormals); otherwise it rounds every input, so the communicator
+// uses ncclSum and one scaling pass then (nccl_communicator.cc).
 inline ncclRedOp_t ncclOpOf(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
