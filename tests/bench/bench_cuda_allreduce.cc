@@ -2,7 +2,7 @@
 //   for each size: raw ncclAllReduce loop (plugin nccl_peer, nccl-tests style), the same number
 //   of Session::allReduce calls (NCCL), and of host-staged ones (nccl = false); then the H2D
 //   bandwidth of scattering a Data input. Every figure is the median of --reps samples.
-//   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M]
+//   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M | none] [--scatter 512M]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,7 +46,7 @@ Options parse(int argc, char** argv) {
       size_t at = 0;
       while (at <= value.size()) {
         const size_t comma = value.find(',', at);
-        o.sizes.push_back(parseSize(value.substr(at, comma - at)));
+        if (value != "none") o.sizes.push_back(parseSize(value.substr(at, comma - at)));
         if (comma == std::string::npos) break;
         at = comma + 1;
       }
@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
                                     {.broadcast = {"iters"}, .outputs = {{"seconds", "max"}}});
     Function touch = session.function(peer, "touch");
     Function sync = session.function(peer, "sync");
+    Function raw_h2d = session.function(peer, "raw_h2d",
+                                        {.broadcast = {"bytes"}, .outputs = {{"seconds", "max"}}});
     Variable buf = peer.variable("buf");
     session.distribute();
     std::printf("# synk CUDA all_reduce vs raw NCCL, %d ranks, float32 sum, medians of %d\n", n,
@@ -87,8 +89,10 @@ int main(int argc, char** argv) {
         raw_s.push_back(raw({iters_data}).at(0).as<double>()[0]);
         // synk: `iters` API calls, then a step that ends only when every rank's stream has
         // passed them (an output reduced through NCCL on the same streams).
+        // Warm up, then wait for the GPUs (a barrier alone would not): the timed loop must not
+        // include the tail of the warm-up's all_reduce.
         session.allReduce({buf}, ReduceOp::Sum);
-        session.barrier();
+        sync({});
         auto start = Clock::now();
         for (int i = 0; i < iters; ++i)
           session.allReduce({buf}, ReduceOp::Sum);
@@ -128,6 +132,17 @@ int main(int argc, char** argv) {
     }
     const double per_rank = double(rows / n) * cols * 4;
     const double t = harness::median(scatter_s);
+    // The peer: plain pinned copies, every rank at once (the slowest rank's time).
+    Data bytes_data = session.data(Array::scalar<int64_t>(int64_t(per_rank)));
+    std::vector<double> raw_h2d_s;
+    for (int rep = 0; rep < std::max(o.reps, 5); ++rep) {
+      raw_h2d_s.push_back(raw_h2d({bytes_data}).at(0).as<double>()[0]);
+    }
+    const double raw_t = harness::median(raw_h2d_s);
+    std::printf(
+        "# raw cudaMemcpyAsync from cudaMallocHost, %s per rank, every rank at once: "
+        "%.2f ms = %.1f GB/s per GPU\n",
+        harness::formatBytes(per_rank).c_str(), raw_t * 1e3, per_rank / raw_t * 1e-9);
     std::printf(
         "# scatter of a Data input: %s per rank in %.2f ms = %.1f GB/s per GPU "
         "(host-to-device, median of %zu)\n",

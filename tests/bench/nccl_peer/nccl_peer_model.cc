@@ -6,6 +6,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <cstring>
 #include <string>
 
 #include "plugins/sdk/synk_sdk.h"
@@ -42,6 +43,8 @@ class NcclPeer {
         .output("seconds", DType::Float64, 0);
     spec.function("touch").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
     spec.function("sync").output("z", DType::Float32, 0);
+    // The scatter's peer: every rank copies `bytes` from its own cudaMallocHost buffer at once.
+    spec.function("raw_h2d").input("bytes", DType::Int64, 0).output("seconds", DType::Float64, 0);
     return spec;
   }
 
@@ -61,6 +64,7 @@ class NcclPeer {
       check(cudaStreamSynchronize(stream), "touch");
       return;
     }
+    if (name == "raw_h2d") return rawH2d(call, stream);
     int32_t iters = 0;
     // On the rank's stream: the input's host-to-device copy was queued there (non-blocking
     // streams do not order against the legacy default stream).
@@ -90,7 +94,37 @@ class NcclPeer {
   }
 
  private:
+  void rawH2d(sdk::Call& call, cudaStream_t stream) {
+    int64_t bytes = 0;
+    check(
+        cudaMemcpyAsync(&bytes, call.input(0).data(), sizeof bytes, cudaMemcpyDeviceToHost, stream),
+        "bytes");
+    check(cudaStreamSynchronize(stream), "bytes");
+    if (bytes != pinned_bytes_) {
+      if (pinned_) cudaFreeHost(pinned_);
+      if (device_) cudaFree(device_);
+      check(cudaMallocHost(&pinned_, size_t(bytes)), "cudaMallocHost");
+      check(cudaMalloc(&device_, size_t(bytes)), "cudaMalloc");
+      std::memset(pinned_, 1, size_t(bytes));  // fault the pages in before timing
+      pinned_bytes_ = bytes;
+    }
+    check(cudaMemcpyAsync(device_, pinned_, size_t(bytes), cudaMemcpyHostToDevice, stream), "warm");
+    check(cudaStreamSynchronize(stream), "warm");
+    const auto start = std::chrono::steady_clock::now();
+    check(cudaMemcpyAsync(device_, pinned_, size_t(bytes), cudaMemcpyHostToDevice, stream), "h2d");
+    check(cudaStreamSynchronize(stream), "h2d");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    check(cudaMemcpyAsync(call.output(0, {}).data(), &seconds, sizeof seconds,
+                          cudaMemcpyHostToDevice, stream),
+          "seconds");
+    check(cudaStreamSynchronize(stream), "seconds");
+  }
+
   sdk::Context context_;
+  void* pinned_ = nullptr;
+  void* device_ = nullptr;
+  int64_t pinned_bytes_ = 0;
 };
 
 }  // namespace
