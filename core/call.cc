@@ -150,7 +150,7 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
   ByteWriter payload;
   request.write(payload);
   results_.clear();
-  runCommand(Opcode::Call, payload, str("call of function '", spec.name, "'"));
+  runCommand(Opcode::Call, payload, b.what);
   return std::move(results_);
 }
 

@@ -224,6 +224,7 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
     }
     b.sliceable[i] = 1;
   }
+  b.what = str("call of function '", spec.name, "'");
   functions_.push_back(std::move(b));
   scratch_.resize(functions_.size());
   return Function(shared_from_this(), functions_.back().id);

@@ -23,6 +23,14 @@ SessionCore* openSession() {
   return g_open_session;
 }
 
+// The name of a step in messages, built once per opcode (a step must not pay for formatting).
+const std::string& stepName(Opcode opcode) {
+  static const std::string kNames[] = {"step 'unknown'",    "step 'quit'", "step 'barrier'",
+                                       "step 'distribute'", "step 'call'", "step 'collective'"};
+  const auto index = static_cast<size_t>(opcode);
+  return kNames[index < std::size(kNames) ? index : 0];
+}
+
 SessionCore::SessionCore(const ForkOptions& options, BackendRegistry registry,
                          std::shared_ptr<ModelLoader> loader, BackendFactory& factory)
     : options_(options),
@@ -85,7 +93,7 @@ int SessionCore::workerLoop() {
       releaseResources();
       return kExitOk;
     }
-    Waiter waiter = group_->commandWaiter(str("step '", opcodeName(opcode), "'"));
+    Waiter waiter = group_->commandWaiter(stepName(opcode));
     const Status status = execute(opcode, payload, waiter);
     writeSlotStatus(group_->control().slot(group_->rank()), status);
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);

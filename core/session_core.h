@@ -56,6 +56,7 @@ struct FunctionBinding {
   std::vector<int32_t> update_vars;  // per update: index of the variable in the model
   std::vector<int32_t> read_vars;    // per read: index of the variable in the model
   bool distributed = false;          // master only
+  std::string what;                  // master only: "call of function 'f'", for messages
 
   bool hasScatteredInputs() const;
   bool hasSliceableReads() const;

@@ -437,9 +437,12 @@ std::vector<Array> run(SessionCore& core, const CollectiveRequest& request) {
   request.write(payload);
   core.results().clear();
   core.shapeResults().clear();
-  std::string what = str(kindName(request.kind), " of '",
-                         core.variableSpec(request.vars[0].model, request.vars[0].index).name, "'");
-  if (request.vars.size() > 1) what += str(" and ", request.vars.size() - 1, " more");
+  // Plain concatenation: a collective may be issued thousands of times a second.
+  std::string what = kindName(request.kind);
+  what += " of '";
+  what += core.variableSpec(request.vars[0].model, request.vars[0].index).name;
+  what += "'";
+  if (request.vars.size() > 1) what += " and " + std::to_string(request.vars.size() - 1) + " more";
   core.runCommand(Opcode::Collective, payload, what);
   return std::move(core.results());
 }
