@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,8 +46,9 @@ const char* barrierSiteName(uint32_t site) {
   return "unknown";
 }
 
-Barrier::Barrier(ControlBlock& cb, int rank, int n_ranks, std::chrono::microseconds spin)
-    : cb_(&cb), rank_(rank), n_(n_ranks), spin_(spin) {}
+Barrier::Barrier(ControlBlock& cb, int rank, int n_ranks, std::chrono::microseconds spin,
+                 bool yield)
+    : cb_(&cb), rank_(rank), n_(n_ranks), spin_(spin), yield_(yield) {}
 
 std::byte* Barrier::outbox() {
   return cb_->slot(rank_).exchange[(epoch_ + 1) & 1];
@@ -89,7 +91,11 @@ void Barrier::waitForAll(Waiter& waiter, uint64_t epoch) {
   // Spin phase: a peer that is about to arrive costs a cache-line transfer, not a syscall.
   const auto spin_until = Clock::now() + spin_;
   for (unsigned iter = 1; !allArrived(epoch, first_missing); ++iter) {
-    _mm_pause();
+    if (yield_) {
+      sched_yield();
+    } else {
+      _mm_pause();
+    }
     if ((iter & 255) == 0) {
       waiter.check();
       if (Clock::now() >= spin_until) break;

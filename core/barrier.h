@@ -34,7 +34,10 @@ const char* barrierSiteName(uint32_t site);
 
 class Barrier {
  public:
-  Barrier(ControlBlock& cb, int rank, int n_ranks, std::chrono::microseconds spin);
+  // yield: give the core away while spinning (more ranks than hardware threads: a spinning rank
+  // would hold the core the rank it waits for needs).
+  Barrier(ControlBlock& cb, int rank, int n_ranks, std::chrono::microseconds spin,
+          bool yield = false);
 
   // Arrives with this rank's ok flag and waits for every rank. Returns true if every rank
   // arrived ok. Throws Timeout naming the missing ranks when the waiter's deadline passes,
@@ -63,6 +66,7 @@ class Barrier {
   int rank_;
   int n_;
   std::chrono::microseconds spin_;
+  bool yield_;
   uint64_t epoch_ = 0;
 };
 

@@ -35,7 +35,8 @@ ProcessGroup::ProcessGroup(const ProcessGroupOptions& options, SharedMapping map
       mapping_(std::move(mapping)),
       cb_(new (mapping_.data()) ControlBlock),
       rank_(options.master_rank),
-      barrier_(*cb_, options.master_rank, options.n_ranks, options.spin),
+      barrier_(*cb_, options.master_rank, options.n_ranks, options.spin,
+               options.yield_while_spinning),
       pids_(options.n_ranks, 0),
       reaped_(options.n_ranks, false) {}
 
@@ -85,7 +86,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != cb_->master_pid) _exit(kExitAborted);
   rank_ = rank;
-  barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin);
+  barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin, options_.yield_while_spinning);
   pids_.assign(pids_.size(), 0);
   cb_->slot(rank).pid = getpid();
   int code = kExitFatal;

@@ -29,6 +29,8 @@ struct ProcessGroupOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   // How long a waiting rank spins before it sleeps on a futex.
   std::chrono::microseconds spin{200};
+  // Yield the core while spinning; fork() sets it when ranks outnumber hardware threads.
+  bool yield_while_spinning = false;
 };
 
 // Exit codes of worker processes.

@@ -1,6 +1,7 @@
 #include "core/session_core.h"
 
 #include <cstring>
+#include <thread>
 
 #include "core/error.h"
 
@@ -48,6 +49,9 @@ void SessionCore::start() {
   pg.master_rank = options_.master_rank;
   pg.timeout = options_.timeout;
   pg.spin = options_.spin;
+  // More ranks than hardware threads: a spinning rank would hold the core its peer needs.
+  pg.yield_while_spinning =
+      options_.n_parallel > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });
   group_ = owned_group_.get();
   g_open_session = this;
