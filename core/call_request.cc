@@ -2,6 +2,22 @@
 
 namespace synk::detail {
 
+void CallInput::write(ByteWriter& out) const {
+  out.put(blob);
+  out.put(dtype);
+  out.putVector(shape);
+  out.put(minibatch);
+}
+
+CallInput CallInput::read(ByteReader& in) {
+  CallInput input;
+  input.blob = in.get<BlobRef>();
+  input.dtype = in.get<DType>();
+  input.shape = in.getVector<int64_t>();
+  input.minibatch = in.get<uint8_t>();
+  return input;
+}
+
 Selection CallRequest::batchS(int rank) const {
   if (batch_s.empty()) return Selection::all();
   return batch_s.size() == 1 ? batch_s[0] : batch_s[static_cast<size_t>(rank)];
@@ -10,12 +26,8 @@ Selection CallRequest::batchS(int rank) const {
 void CallRequest::write(ByteWriter& out) const {
   out.put(function);
   out.put<uint64_t>(inputs.size());
-  for (const CallInput& input : inputs) {
-    out.put(input.blob);
-    out.put(input.dtype);
-    out.putVector(input.shape);
-    out.put(input.minibatch);
-  }
+  for (const CallInput& input : inputs)
+    input.write(out);
   batch.write(out);
   out.put<uint64_t>(batch_s.size());
   for (const Selection& s : batch_s)
@@ -28,12 +40,8 @@ CallRequest CallRequest::read(ByteReader& in) {
   CallRequest r;
   r.function = in.get<uint32_t>();
   r.inputs.resize(in.get<uint64_t>());
-  for (CallInput& input : r.inputs) {
-    input.blob = in.get<BlobRef>();
-    input.dtype = in.get<DType>();
-    input.shape = in.getVector<int64_t>();
-    input.minibatch = in.get<uint8_t>();
-  }
+  for (CallInput& input : r.inputs)
+    input = CallInput::read(in);
   r.batch = Selection::read(in);
   r.batch_s.resize(in.get<uint64_t>());
   for (Selection& s : r.batch_s)

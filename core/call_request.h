@@ -15,6 +15,9 @@ struct CallInput {
   DType dtype = DType::Float32;
   Shape shape;
   uint8_t minibatch = 0;
+
+  void write(ByteWriter& out) const;
+  static CallInput read(ByteReader& in);
 };
 
 struct CallRequest {

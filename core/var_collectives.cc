@@ -59,11 +59,8 @@ struct CollectiveRequest {
     out.put(nccl);
     out.put(rank);
     out.put<uint64_t>(values.size());
-    for (const CallInput& v : values) {
-      out.put(v.blob);
-      out.put(v.dtype);
-      out.putVector(v.shape);
-    }
+    for (const CallInput& v : values)
+      v.write(out);
     batch.write(out);
     out.put<uint64_t>(shapes.size());
     for (const Shape& s : shapes)
@@ -79,11 +76,8 @@ struct CollectiveRequest {
     r.nccl = in.get<uint8_t>();
     r.rank = in.get<int32_t>();
     r.values.resize(in.get<uint64_t>());
-    for (CallInput& v : r.values) {
-      v.blob = in.get<BlobRef>();
-      v.dtype = in.get<DType>();
-      v.shape = in.getVector<int64_t>();
-    }
+    for (CallInput& v : r.values)
+      v = CallInput::read(in);
     r.batch = Selection::read(in);
     r.shapes.resize(in.get<uint64_t>());
     for (Shape& s : r.shapes)

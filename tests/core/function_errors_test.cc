@@ -6,15 +6,9 @@
 
 using namespace synk;
 using Catch::Contains;
+using test::Kit;
 
 namespace {
-
-struct Kit {
-  Session session;
-  Model model;
-  explicit Kit(int ranks = 2)
-      : session(test::forkForTest(ranks)), model(session.load(test::pluginFile("synk_testkit"))) {}
-};
 
 Array zeros(DType dtype, Shape shape) {
   return Array(dtype, std::move(shape));
@@ -23,7 +17,7 @@ Array zeros(DType dtype, Shape shape) {
 }  // namespace
 
 TEST_CASE("binding errors name the function and the offending name", "[core][errors]") {
-  Kit kit;
+  Kit kit(2);
   CHECK_THROWS_WITH(kit.session.function(kit.model, "nope"),
                     Contains("has no function 'nope'") && Contains("mean_dot"));
   CHECK_THROWS_WITH(kit.session.function(kit.model, "mean_dot", {.broadcast = {"q"}}),
@@ -54,7 +48,7 @@ TEST_CASE("binding errors name the function and the offending name", "[core][err
 }
 
 TEST_CASE("inputs of the wrong dtype, ndim, count or length are refused", "[core][errors]") {
-  Kit kit;
+  Kit kit(2);
   Function f = kit.session.function(kit.model, "mean_dot", {.broadcast = {"y"}});
   Data x = kit.session.data(zeros(DType::Float32, {6, 3}), {.name = "x_data"});
   Data y = kit.session.data(zeros(DType::Float32, {3}));
@@ -76,7 +70,7 @@ TEST_CASE("inputs of the wrong dtype, ndim, count or length are refused", "[core
 }
 
 TEST_CASE("batch and batch_s out of range are refused", "[core][errors]") {
-  Kit kit;
+  Kit kit(2);
   Function f = kit.session.function(kit.model, "noop");
   Data x = kit.session.data(zeros(DType::Float32, {10, 2}));
   CHECK_THROWS_WITH(f({x}, {.batch = Selection::count(11)}),
@@ -109,7 +103,7 @@ TEST_CASE("batch and batch_s out of range are refused", "[core][errors]") {
 
 // One session per test case: a CUDA process may fork only once (so no GENERATE around forks).
 void checkRankException(int victim) {
-  Kit kit;
+  Kit kit(2);
   Function f = kit.session.function(kit.model, "fail_on_rank", {.broadcast = {"who"}});
   Variable count = kit.model.variable("count");
   Data x = kit.session.data(zeros(DType::Float32, {4, 2}));

@@ -8,16 +8,9 @@
 
 using namespace synk;
 using Catch::Contains;
+using test::Kit;
 
 namespace {
-
-struct Kit {
-  Session session;
-  Model model;
-  explicit Kit(int ranks, ForkOptions options = {})
-      : session(test::forkForTest(ranks, options)),
-        model(session.load(test::pluginFile("synk_testkit"))) {}
-};
 
 const char* kTyped[] = {"var_f32", "var_f64", "var_i32", "var_i64",
                         "var_u8",  "var_f16", "var_bf16"};

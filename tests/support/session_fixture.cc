@@ -45,6 +45,10 @@ std::string pluginFile(const std::string& name) {
   return pluginPath(name);
 }
 
+Kit::Kit(int n_ranks, ForkOptions options)
+    : session(forkForTest(n_ranks, std::move(options))),
+      model(session.load(pluginFile("synk_testkit"))) {}
+
 int segmentsOfThisProcess() {
   return countSegmentsWithPrefix(str("synk-", getpid(), "-"));
 }

@@ -13,6 +13,13 @@ std::string testBackend();
 Session forkForTest(int n_ranks, ForkOptions options = {});
 // Path of a plugin built into the build's lib/ dir ("synk_testkit" -> .../libsynk_testkit.so).
 std::string pluginFile(const std::string& name);
+// A session on the test backend with the runtime's test model (tests/core/testkit) loaded.
+struct Kit {
+  Session session;
+  Model model;
+  explicit Kit(int n_ranks, ForkOptions options = {});
+};
+
 // /dev/shm entries of every session this process started ("synk-<pid>-").
 int segmentsOfThisProcess();
 // True while a process with this pid exists (and is not a zombie we could reap).
