@@ -68,6 +68,12 @@ class ByteReader {
     return values;
   }
   size_t remaining() const { return size_ - at_; }
+  // The next unread byte; skip() moves past bytes read in place.
+  const std::byte* cursor() const { return data_ + at_; }
+  void skip(size_t bytes) {
+    SYNK_CHECK(at_ + bytes <= size_, "skipping ", bytes, " bytes at ", at_, " of ", size_);
+    at_ += bytes;
+  }
 
  private:
   void take(void* out, size_t bytes) {

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/exchange.h"
+#include "core/host_kernels.h"
 
 namespace synk::detail {
 
@@ -57,6 +58,7 @@ Status CallExecution::run() {
   mine.put<uint8_t>(computed_ ? 1 : 0);
   for (const Shape& shape : acc_shapes_)
     mine.putVector(shape);
+  offerInlineOutputs(mine, status.ok());
   ExchangeResult all = exchange(core_.group().barrier(), waiter_, status.ok(), mine);
   if (!all.all_ok) return status;
   const Status agreed = agree(all);
@@ -303,6 +305,53 @@ TensorRef CallExecution::sliceableRead(size_t j, const RowRange& local) {
   return {scratch_.reads[j].data(), var.dtype, shape};
 }
 
+// Small element-wise outputs of a host device travel in the agreement exchange itself, and the
+// master reduces them from there: no collective (two barriers and a location exchange fewer),
+// the same arithmetic (each rank's value scaled by its share, summed in rank order).
+void CallExecution::offerInlineOutputs(ByteWriter& out, bool ok) {
+  size_t bytes = 0;
+  bool fits = device_.isHost() && ok;
+  for (size_t o = 0; fits && o < spec_.outputs.size(); ++o) {
+    if (!isElementwise(binding_.output_ops[o])) continue;
+    bytes += static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
+    fits = bytes <= kInlineOutputBytes;
+  }
+  out.put<uint8_t>(fits ? 1 : 0);
+  if (!fits || !computed_) return;
+  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (!isElementwise(binding_.output_ops[o])) continue;
+    out.append(scratch_.output_acc[o].data(), static_cast<size_t>(numElements(acc_shapes_[o])) *
+                                                  dtypeSize(spec_.outputs[o].dtype));
+  }
+}
+
+Array CallExecution::reduceInline(size_t o) {
+  const ReduceOp op = binding_.output_ops[o];
+  const DType dtype = spec_.outputs[o].dtype;
+  const Shape& shape = agreed_shapes_[o];
+  const auto count = static_cast<size_t>(numElements(shape));
+  Array result(dtype, shape);
+  Array part(dtype, shape);
+  for (int r = 0; r < core_.size(); ++r) {
+    if (!all_computed_[r]) {
+      host::fillIdentity(part.data(), count, dtype, op);
+    } else {
+      std::memcpy(part.data(), inline_parts_[r][o], part.bytes());
+      if (op == ReduceOp::Avg) {
+        const double share =
+            row_based_ ? double(all_rows_[r]) / double(total_rows_) : 1.0 / double(core_.size());
+        host::scaleCopy(part.data(), part.data(), count, dtype, share);
+      }
+    }
+    if (r == 0) {
+      std::swap(result, part);
+    } else {
+      host::accumulate(result.data(), part.data(), count, dtype, op);
+    }
+  }
+  return result;
+}
+
 // ---- 2. agree
 
 Status CallExecution::agree(ExchangeResult& all) {
@@ -315,6 +364,19 @@ Status CallExecution::agree(ExchangeResult& all) {
     all_computed_[r] = all.from[r].get<uint8_t>() != 0;
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       all_shapes_[r][o] = all.from[r].getVector<int64_t>();
+    }
+  }
+  // Where each rank's inline outputs are, if every rank could send them inline.
+  inline_ = true;
+  inline_parts_.assign(n, std::vector<const std::byte*>(spec_.outputs.size(), nullptr));
+  for (int r = 0; r < n; ++r) {
+    inline_ = all.from[r].get<uint8_t>() != 0 && inline_;
+    if (!all_computed_[r]) continue;
+    for (size_t o = 0; inline_ && o < spec_.outputs.size(); ++o) {
+      if (!isElementwise(binding_.output_ops[o])) continue;
+      inline_parts_[r][o] = all.from[r].cursor();
+      all.from[r].skip(static_cast<size_t>(numElements(all_shapes_[r][o])) *
+                       dtypeSize(spec_.outputs[o].dtype));
     }
   }
   total_rows_ = 0;
@@ -380,6 +442,10 @@ void CallExecution::reduceOutputs() {
     }
     if (op == ReduceOp::Gather) {
       gatherOutput(o, comm);
+      continue;
+    }
+    if (inline_) {
+      if (master) results.push_back(reduceInline(o));
       continue;
     }
     const Shape& shape = agreed_shapes_[o];

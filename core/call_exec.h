@@ -40,6 +40,8 @@ class CallExecution {
   void prepareBroadcastInputs();
   TensorRef sliceableRead(size_t j, const RowRange& local);
   const VariableStorage& readStorage(size_t j) const;
+  void offerInlineOutputs(ByteWriter& out, bool ok);
+  Array reduceInline(size_t o);
   Status agree(ExchangeResult& all);
   void applyUpdates();
   void reduceOutputs();
@@ -79,6 +81,10 @@ class CallExecution {
   std::vector<std::vector<Shape>> all_shapes_;
   std::vector<Shape> agreed_shapes_;
   int64_t total_rows_ = 0;
+  // Element-wise outputs this small (all of them, per rank) travel in the agreement exchange.
+  static constexpr size_t kInlineOutputBytes = 4096;
+  bool inline_ = false;
+  std::vector<std::vector<const std::byte*>> inline_parts_;  // [rank][output], in the exchange
 };
 
 }  // namespace synk::detail

@@ -6,6 +6,7 @@
 #include "tests/support/session_fixture.h"
 
 using namespace synk;
+using test::Kit;
 
 namespace {
 
@@ -54,14 +55,6 @@ FunctionOptions allOps() {
                       {"first", "none"},
                       {"n_rows", "sum"}}};
 }
-
-struct Kit {
-  Session session;
-  Model model;
-  explicit Kit(int ranks, ForkOptions options = {})
-      : session(test::forkForTest(ranks, options)),
-        model(session.load(test::pluginFile("synk_testkit"))) {}
-};
 
 std::vector<int64_t> iota(int64_t begin, int64_t end) {
   std::vector<int64_t> v(static_cast<size_t>(end - begin));
@@ -342,4 +335,26 @@ TEST_CASE("mirrored variables change only through broadcast and all_reduce", "[c
   CHECK(kit.session.gather({w}).at(0).toVector<float>() == std::vector<float>{2, 4, 6, 2, 4, 6});
   CHECK(kit.session.reduce({w}, ReduceOp::Sum, false).at(0).toVector<float>() ==
         std::vector<float>{4, 8, 12});
+}
+
+TEST_CASE("outputs too large to travel inline reduce through the communicator", "[core]") {
+  // 600 float64 columns: 4.8 KB per output, over the 4 KiB that ride in the agreement exchange.
+  Kit kit(3);
+  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  const Array x = table(10, 600);
+  const std::vector<Array> out = f({kit.session.data(x)});
+  const std::vector<Array> local = f.asLocal({x});
+  for (int o : {1, 3, 4})
+    CHECK(out[o].toVector<double>() == local[o].toVector<double>());
+  // Products of values up to 6000 round: partial products per rank differ in the last bits.
+  const std::vector<double> prod = out[2].toVector<double>();
+  const std::vector<double> prod_local = local[2].toVector<double>();
+  for (size_t j = 0; j < prod.size(); j += 97)
+    CHECK(prod[j] == Approx(prod_local[j]).epsilon(1e-12));
+  const std::vector<double> mean = out[0].toVector<double>();
+  const std::vector<double> expected = local[0].toVector<double>();
+  REQUIRE(mean.size() == 600);
+  for (size_t j = 0; j < mean.size(); j += 97)
+    CHECK(mean[j] == Approx(expected[j]).epsilon(1e-12));
+  CHECK(out[5].toVector<double>() == x.toVector<double>());
 }
