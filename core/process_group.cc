@@ -1,5 +1,6 @@
 #include "core/process_group.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -26,6 +27,16 @@ void writeSlotMessage(RankSlot& slot, const std::string& message) {
   const size_t n = std::min(message.size(), kMessageBytes - 1);
   std::memcpy(slot.message, message.data(), n);
   slot.message[n] = '\0';
+}
+
+// Pins this process to the rank's CPU, so two spinning ranks never share a core. Best effort:
+// the binding is a performance hint, never a reason to fail.
+void bindToCpu(const std::vector<int>& cpus, int rank) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpus[static_cast<size_t>(rank)], &set);
+  sched_setaffinity(0, sizeof set, &set);
 }
 
 }  // namespace
@@ -78,6 +89,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
     if (pid == 0) group->runWorker(r, worker_main);
     group->pids_[r] = pid;
   }
+  bindToCpu(options.cpus, options.master_rank);
   return group;
 }
 
@@ -86,6 +98,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != cb_->master_pid) _exit(kExitAborted);
   rank_ = rank;
+  bindToCpu(options_.cpus, rank);
   barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin, options_.yield_while_spinning);
   pids_.assign(pids_.size(), 0);
   cb_->slot(rank).pid = getpid();

@@ -31,6 +31,8 @@ struct ProcessGroupOptions {
   std::chrono::microseconds spin{200};
   // Yield the core while spinning; fork() sets it when ranks outnumber hardware threads.
   bool yield_while_spinning = false;
+  // CPU each rank binds its process to (empty: no binding).
+  std::vector<int> cpus;
 };
 
 // Exit codes of worker processes.

@@ -48,6 +48,10 @@ struct ForkOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   // How long a waiting rank spins before sleeping (keeps a step round trip in microseconds).
   std::chrono::microseconds spin{200};
+  // cpu backend: pin rank r to the r-th CPU this process may run on (when there are at least as
+  // many), so spinning ranks never share a core, as MPI binds its ranks. Off by default: the
+  // master's thread is pinned too, and threads the program starts later inherit that.
+  bool bind_cpus = false;
 };
 
 struct DataOptions {

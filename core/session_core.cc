@@ -1,5 +1,7 @@
 #include "core/session_core.h"
 
+#include <sched.h>
+
 #include <cstring>
 #include <thread>
 
@@ -22,6 +24,21 @@ void writeSlotStatus(RankSlot& slot, const Status& status) {
 
 SessionCore* openSession() {
   return g_open_session;
+}
+
+// CPUs for the ranks of a cpu-backend session: the r-th CPU this process may run on, when there
+// are enough for every rank to have its own.
+std::vector<int> rankCpus(const ForkOptions& options) {
+  if (!options.bind_cpus || options.backend != "cpu") return {};
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < options.n_parallel;
+       ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  if (static_cast<int>(cpus.size()) < options.n_parallel) return {};
+  return cpus;
 }
 
 // The name of a step in messages, built once per opcode (a step must not pay for formatting).
@@ -50,6 +67,7 @@ void SessionCore::start() {
   pg.timeout = options_.timeout;
   pg.spin = options_.spin;
   // More ranks than hardware threads: a spinning rank would hold the core its peer needs.
+  pg.cpus = rankCpus(options_);
   pg.yield_while_spinning =
       options_.n_parallel > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });

@@ -1,8 +1,11 @@
 // Session lifecycle: fork, close, misuse, cleanup.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+
 #include "core/shm_segment.h"
 #include "plugins/synk.h"
+#include "tests/support/rank_fixture.h"
 #include "tests/support/session_fixture.h"
 
 using namespace synk;
@@ -90,4 +93,26 @@ TEST_CASE("a plugin that does not load fails in the master, before any rank move
   CHECK_THROWS_WITH(session.load(test::pluginFile("synk_test_raw_abi2")),
                     Contains("ABI 2.0") && Contains("1."));
   session.barrier();  // still usable
+}
+
+TEST_CASE("bind_cpus pins each cpu rank to its own CPU", "[core][session]") {
+  if (test::testBackend() != "cpu") test::skipTest("cpu backend only");
+  cpu_set_t allowed;
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (CPU_COUNT(&allowed) < 2) test::skipTest("needs 2 CPUs");
+  Session session = test::forkForTest(2, {.bind_cpus = true});
+  const std::vector<int> pids = session.pids();
+  std::vector<int> bound;
+  for (int pid : pids) {
+    cpu_set_t set;
+    REQUIRE(sched_getaffinity(pid, sizeof set, &set) == 0);
+    CHECK(CPU_COUNT(&set) == 1);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) bound.push_back(cpu);
+    }
+  }
+  REQUIRE(bound.size() == 2);
+  CHECK(bound[0] != bound[1]);
+  session.close();
+  REQUIRE(sched_setaffinity(0, sizeof allowed, &allowed) == 0);  // undo for later cases
 }
