@@ -6,6 +6,8 @@
 #include "core/error.h"
 #include "plugins/host/detail/dll_model.h"
 
+#include <algorithm>
+
 namespace synk::plugin_host {
 namespace {
 
@@ -80,13 +82,28 @@ const VariableSpec& findVariable(const ModelSpec& spec, const std::string& name)
 
 }  // namespace
 
+std::vector<DllModelInstance::FunctionVariables> DllModelInstance::resolveVariables(
+    const ModelSpec& spec) {
+  std::vector<FunctionVariables> out;
+  for (const FunctionSpec& fn : spec.functions) {
+    FunctionVariables vars;
+    for (const std::string& name : fn.reads)
+      vars.reads.push_back(&findVariable(spec, name));
+    for (const std::string& name : fn.updates)
+      vars.updates.push_back(&findVariable(spec, name));
+    out.push_back(std::move(vars));
+  }
+  return out;
+}
+
 // The frame comes from the runtime, not from the plugin: a mismatch is the caller's mistake and
 // is reported before the plugin can misread memory.
+// Messages are formatted only on failure: a call must not pay for them.
 void DllModelInstance::checkFrame(const CallFrame& frame, const FunctionSpec& fn) const {
-  const std::string what = str(prefix(), ": function '", fn.name, "'");
+  auto what = [&] { return str(prefix(), ": function '", fn.name, "'"); };
   auto count = [&](size_t got, size_t declared, const char* role) {
     if (got != declared) {
-      throw InvalidArgument(str(what, " declares ", declared, " ", role, "; the call has ", got));
+      throw InvalidArgument(str(what(), " declares ", declared, " ", role, "; the call has ", got));
     }
   };
   count(frame.inputs.size(), fn.inputs.size(), "inputs");
@@ -96,23 +113,24 @@ void DllModelInstance::checkFrame(const CallFrame& frame, const FunctionSpec& fn
     const TensorSpec& decl = fn.inputs[i];
     const TensorRef& ref = frame.inputs[i];
     if (ref.dtype != decl.dtype || static_cast<int>(ref.shape.size()) != decl.ndim) {
-      throw InvalidArgument(str(what, ": input '", decl.name, "' is ", dtypeName(ref.dtype), " ",
+      throw InvalidArgument(str(what(), ": input '", decl.name, "' is ", dtypeName(ref.dtype), " ",
                                 shapeString(ref.shape), "; declared ", dtypeName(decl.dtype),
                                 " with ndim ", decl.ndim));
     }
   }
-  auto checkVariables = [&](const std::vector<std::string>& names,
+  auto checkVariables = [&](const std::vector<const VariableSpec*>& vars,
                             const std::vector<TensorRef>& refs, const char* role) {
-    for (size_t i = 0; i < names.size(); ++i) {
-      const VariableSpec& v = findVariable(*spec_, names[i]);
+    for (size_t i = 0; i < vars.size(); ++i) {
+      const VariableSpec& v = *vars[i];
       if (refs[i].dtype != v.dtype) {
-        throw InvalidArgument(str(what, ": ", role, " of variable '", v.name, "' is ",
+        throw InvalidArgument(str(what(), ": ", role, " of variable '", v.name, "' is ",
                                   dtypeName(refs[i].dtype), "; declared ", dtypeName(v.dtype)));
       }
     }
   };
-  checkVariables(fn.reads, frame.reads, "read");
-  checkVariables(fn.updates, frame.updates, "update");
+  const FunctionVariables& vars = variables_[static_cast<size_t>(frame.function)];
+  checkVariables(vars.reads, frame.reads, "read");
+  checkVariables(vars.updates, frame.updates, "update");
 }
 
 void DllModelInstance::call(CallFrame& frame) {
@@ -142,6 +160,11 @@ void DllModelInstance::call(CallFrame& frame) {
   raw.allocate_output = &OutputRequests::allocate;
 
   const synk_status status = library_->table().call(instance_, &raw);
+  if (status == SYNK_OK && outputs.error.empty() &&
+      std::find(outputs.allocated.begin(), outputs.allocated.end(), false) ==
+          outputs.allocated.end()) {
+    return;
+  }
   const std::string failed = str(prefix(), ": function '", fn.name, "' failed: ");
   if (status != SYNK_OK) {
     const char* message = library_->table().last_error(instance_);

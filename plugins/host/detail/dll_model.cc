@@ -35,7 +35,11 @@ std::unique_ptr<ModelInstance> DllModel::instantiate(const RankInfo& info) {
 DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
                                    std::shared_ptr<const ModelSpec> spec, const RankInfo& info,
                                    PluginLogSink log)
-    : library_(std::move(library)), spec_(std::move(spec)), info_(info), log_(std::move(log)) {
+    : library_(std::move(library)),
+      spec_(std::move(spec)),
+      variables_(resolveVariables(*spec_)),
+      info_(info),
+      log_(std::move(log)) {
   if (!info_.device) throw InvalidArgument(str(prefix(), ": instantiate needs RankInfo::device"));
   Device& device = *info_.device;
   const DeviceHandles handles = device.handles();

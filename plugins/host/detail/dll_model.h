@@ -47,6 +47,13 @@ class DllModelInstance final : public ModelInstance {
   static void* allocate(void* host, uint64_t bytes) noexcept;
   static void release(void* host, void* pointer) noexcept;
 
+  // The variables each function reads and updates, looked up once (not by name per call).
+  struct FunctionVariables {
+    std::vector<const VariableSpec*> reads;
+    std::vector<const VariableSpec*> updates;
+  };
+  static std::vector<FunctionVariables> resolveVariables(const ModelSpec& spec);
+
   void checkFrame(const CallFrame& frame, const FunctionSpec& fn) const;
   void releaseLeftovers() noexcept;
   // Formats one line for the log sink; never throws (a failing sink must not fail a call).
@@ -64,6 +71,7 @@ class DllModelInstance final : public ModelInstance {
 
   std::shared_ptr<const PluginLibrary> library_;  // first member: unloaded last
   std::shared_ptr<const ModelSpec> spec_;
+  std::vector<FunctionVariables> variables_;  // per function
   RankInfo info_;
   PluginLogSink log_;
   // Lent to the plugin from create until destroy returns (the ABI promises that lifetime).
