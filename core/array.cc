@@ -12,9 +12,21 @@ int64_t numElements(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw InvalidArgument(str("negative dimension in shape ", shapeString(shape)));
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw InvalidArgument(str("shape ", shapeString(shape), " has too many elements"));
+    }
   }
   return n;
+}
+
+size_t byteCount(int64_t elements, DType dtype) {
+  size_t bytes = 0;
+  if (elements < 0 ||
+      __builtin_mul_overflow(static_cast<size_t>(elements), dtypeSize(dtype), &bytes) ||
+      bytes > (size_t{1} << 60)) {
+    throw InvalidArgument(str(elements, " elements of ", dtypeName(dtype), " are too many bytes"));
+  }
+  return bytes;
 }
 
 std::string shapeString(const Shape& shape) {

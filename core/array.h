@@ -15,7 +15,10 @@ namespace synk {
 
 using Shape = std::vector<int64_t>;
 
+// Throws InvalidArgument for a negative dimension or a count that overflows.
 int64_t numElements(const Shape& shape);
+// elements * dtypeSize, throwing InvalidArgument on overflow (or past 2^60 bytes).
+size_t byteCount(int64_t elements, DType dtype);
 std::string shapeString(const Shape& shape);  // "(100, 10)", "()" for a scalar
 
 template <typename T>

@@ -196,7 +196,15 @@ void CallExecution::accumulateSlice(int64_t slice_rows) {
     const ReduceOp op = binding_.output_ops[o];
     const Shape& shape = slice_shapes_[o];
     if (op == ReduceOp::Gather) {
-      gather_part_shapes_[o].push_back(shape.empty() ? Shape{1} : shape);
+      Shape part = shape.empty() ? Shape{1} : shape;
+      const auto& parts = gather_part_shapes_[o];
+      if (!parts.empty() && (part.size() != parts[0].size() ||
+                             !std::equal(part.begin() + 1, part.end(), parts[0].begin() + 1))) {
+        throw PluginError(str(where(), " output '", spec_.outputs[o].name, "' has shape ",
+                              shapeString(part), " in one slice and ", shapeString(parts[0]),
+                              " in another (gather needs equal trailing dims)"));
+      }
+      gather_part_shapes_[o].push_back(std::move(part));
       continue;
     }
     if (!first && op != ReduceOp::None && shape != acc_shapes_[o]) {

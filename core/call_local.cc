@@ -94,8 +94,7 @@ std::vector<Array> SessionCore::callLocal(uint32_t id, const std::vector<ArrayVi
     }
     results.push_back(std::move(out));
   }
-  Waiter waiter = group_->commandWaiter("as_local");
-  dev.synchronize(waiter);
+  synchronizeOutsideStep("as_local");
   return results;
 }
 

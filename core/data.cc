@@ -17,6 +17,17 @@ void checkOversize(double oversize) {
   }
 }
 
+// Elements to allocate for n with slack, refusing counts whose bytes would overflow.
+int64_t withSlack(int64_t n, double oversize, DType dtype) {
+  const double want = std::ceil(static_cast<double>(n) * oversize);
+  if (want > static_cast<double>(int64_t{1} << 60)) {
+    throw InvalidArgument(str(n, " elements with oversize ", oversize, " are too many"));
+  }
+  const auto elements = static_cast<int64_t>(want);
+  byteCount(elements, dtype);  // throws when the bytes overflow
+  return elements;
+}
+
 }  // namespace
 
 DataImpl::DataImpl(std::shared_ptr<SessionCore> core, uint64_t id, DType dtype, Shape shape,
@@ -30,7 +41,7 @@ DataImpl::DataImpl(std::shared_ptr<SessionCore> core, uint64_t id, DType dtype, 
   checkOversize(options.oversize);
   const int64_t n = numElements(shape_);
   if (n > 0) {
-    reallocate(static_cast<int64_t>(std::ceil(static_cast<double>(n) * options.oversize)), 0);
+    reallocate(withSlack(n, options.oversize, dtype_), 0);
   }
 }
 
@@ -55,7 +66,7 @@ void DataImpl::dropSegment() {
 }
 
 void DataImpl::reallocate(int64_t elements, size_t keep_bytes) {
-  const size_t bytes = std::max<size_t>(static_cast<size_t>(elements) * dtypeSize(dtype_), 1);
+  const size_t bytes = std::max<size_t>(byteCount(elements, dtype_), 1);
   ++generation_;
   ShmSegment fresh =
       ShmSegment::create(blobName(core_->shmPrefix(), id_, generation_), bytes, label());
@@ -86,7 +97,7 @@ void DataImpl::setValue(const ArrayView& value, bool force_cast, double oversize
   const Array converted = condition(value, force_cast);
   const int64_t n = converted.size();
   if (n > alloc_elements_) {
-    reallocate(static_cast<int64_t>(std::ceil(static_cast<double>(n) * oversize)), 0);
+    reallocate(withSlack(n, oversize, dtype_), 0);
   }
   if (converted.bytes()) std::memcpy(segment_.data(), converted.data(), converted.bytes());
   shape_ = converted.shape();
@@ -104,7 +115,7 @@ void DataImpl::setShape(const Shape& shape, double oversize) {
   const size_t esize = dtypeSize(dtype_);
   const size_t keep = static_cast<size_t>(std::min(old_n, n)) * esize;
   if (n > alloc_elements_) {
-    reallocate(static_cast<int64_t>(std::ceil(static_cast<double>(n) * oversize)), keep);
+    reallocate(withSlack(n, oversize, dtype_), keep);
   }
   if (n > old_n) {  // new elements start at zero, whatever the allocation held before
     std::memset(bytes() + keep, 0, static_cast<size_t>(n) * esize - keep);

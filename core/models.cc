@@ -84,11 +84,13 @@ FunctionBinding FunctionBinding::read(ByteReader& in) {
 }
 
 ModelState& SessionCore::modelState(uint32_t id) {
+  if (closed_) throwClosed();  // handles outlive the session; its models do not
   SYNK_CHECK(id < models_.size() && models_[id].model, "no model ", id);
   return models_[id];
 }
 
-const FunctionBinding& SessionCore::binding(uint32_t id) const {
+const FunctionBinding& SessionCore::binding(uint32_t id) {
+  if (closed_) throwClosed();
   SYNK_CHECK(id < functions_.size(), "no function ", id);
   return functions_[id];
 }
@@ -134,8 +136,7 @@ Model SessionCore::load(const std::string& path) {
     }
     state.variables.push_back(std::move(storage));
   }
-  Waiter waiter = group_->commandWaiter("loading a model");
-  device().synchronize(waiter);
+  synchronizeOutsideStep("loading a model");
   models_.push_back(std::move(state));
   return Model(shared_from_this(), models_.back().id);
 }
@@ -327,8 +328,7 @@ Array SessionCore::readLocalVariable(uint32_t model, uint32_t index) {
   VariableStorage& var = storage(model, index);
   Array out(var.dtype, var.shape);
   device().copy(out.data(), var.buffer.data(), var.bytes(), CopyKind::DeviceToHost);
-  Waiter waiter = group_->commandWaiter("reading a variable");
-  device().synchronize(waiter);
+  synchronizeOutsideStep("reading a variable");
   return out;
 }
 
@@ -351,8 +351,7 @@ void SessionCore::setStorage(uint32_t model, uint32_t index, const ArrayView& va
   VariableStorage& var = storage(model, index);
   reshapeStorage(var, converted.shape());
   device().copy(var.buffer.data(), converted.data(), var.bytes(), CopyKind::HostToDevice);
-  Waiter waiter = group_->commandWaiter("writing a variable");
-  device().synchronize(waiter);
+  synchronizeOutsideStep("writing a variable");
 }
 
 std::pair<uint32_t, uint32_t> SessionCore::resolve(const Variable& variable,

@@ -122,8 +122,17 @@ int SessionCore::workerLoop() {
   }
 }
 
-void SessionCore::ensureOpen() const {
+void SessionCore::ensureOpen() {
+  if (!closed_ && group_ && isMaster() && group_->aborted()) {
+    // A failure seen outside a step (a wait while loading or reading a variable), or one no
+    // step has reported yet: finish the abort now, so every later call says why.
+    abortAndClose(abortMessage(group_->control()));
+  }
   if (!closed_) return;
+  throwClosed();
+}
+
+void SessionCore::throwClosed() const {
   if (!abort_reason_.empty()) {
     throw UsageError(str("the session was aborted and is closed: ", abort_reason_));
   }
@@ -239,6 +248,16 @@ Status SessionCore::execute(Opcode opcode, ByteReader& payload, Waiter& waiter) 
       break;
   }
   throw InternalError(str("unknown opcode ", static_cast<uint32_t>(opcode)));
+}
+
+void SessionCore::synchronizeOutsideStep(const std::string& what) {
+  Waiter waiter = group_->commandWaiter(what);
+  try {
+    device().synchronize(waiter);
+  } catch (const std::exception& e) {
+    abortAndClose(e.what());  // a peer died, the deadline passed, or the device failed
+    throw;
+  }
 }
 
 void SessionCore::barrierStep() {

@@ -92,8 +92,13 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void start();
   void close();
   bool closed() const { return closed_; }
-  // Throws UsageError unless the session can run a step now.
-  void ensureOpen() const;
+  // Throws UsageError unless the session can run a step now (and finishes an abort that a
+  // failure outside a step left pending).
+  void ensureOpen();
+  [[noreturn]] void throwClosed() const;
+  // Master: waits for the device outside a step (loading a model, reading a variable); a failure
+  // aborts the session like one inside a step.
+  void synchronizeOutsideStep(const std::string& what);
   int size() const { return options_.n_parallel; }
   int rank() const { return group_->rank(); }
   int masterRank() const { return options_.master_rank; }
@@ -117,7 +122,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
                         const FunctionOptions& options);
   void distribute();
   ModelState& modelState(uint32_t id);
-  const FunctionBinding& binding(uint32_t id) const;
+  const FunctionBinding& binding(uint32_t id);
   const FunctionSpec& functionSpec(uint32_t id);
   VariableStorage& storage(uint32_t model, uint32_t index);
   const VariableSpec& variableSpec(uint32_t model, uint32_t index);

@@ -49,12 +49,22 @@ void* mapFd(int fd, size_t bytes, const std::string& name) {
   return p;
 }
 
+// The inode of this process's PID namespace: a pid means something only inside its namespace.
+unsigned long pidNamespace() {
+  struct stat st {};
+  return stat("/proc/self/ns/pid", &st) == 0 ? static_cast<unsigned long>(st.st_ino) : 0;
+}
+
 }  // namespace
 
+std::string processShmPrefix(pid_t pid) {
+  return str("synk-", pidNamespace(), "-", static_cast<int>(pid), "-");
+}
+
 std::string sessionShmPrefix(pid_t master_pid, uint64_t token) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "synk-%d-%016" PRIx64 "-", static_cast<int>(master_pid), token);
-  return buf;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64 "-", token);
+  return processShmPrefix(master_pid) + buf;
 }
 
 uint64_t randomToken() {
@@ -100,11 +110,15 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::
   try {
     shm = std::make_unique<bip::shared_memory_object>(bip::create_only, name.c_str(),
                                                       bip::read_write, owner_only);
+  } catch (const bip::interprocess_exception& e) {
+    // Not ours (O_EXCL refused an existing name): never remove it.
+    throw SystemError(str("creating shared memory '", name, "' for ", what), e.get_native_error());
+  }
+  try {
     shm->truncate(static_cast<bip::offset_t>(bytes));
   } catch (const bip::interprocess_exception& e) {
     bip::shared_memory_object::remove(name.c_str());
-    throw SystemError(str("creating shared memory '", name, "' for ", what, ": ", e.what()),
-                      e.get_native_error());
+    throw SystemError(str("sizing shared memory '", name, "' for ", what), e.get_native_error());
   }
   const int fd = shm->get_mapping_handle().handle;
   // ftruncate does not reserve tmpfs pages; a full /dev/shm would SIGBUS at first touch.
@@ -134,7 +148,7 @@ ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
     }
     return ShmSegment(name, mapFd(shm.get_mapping_handle().handle, bytes, name), bytes);
   } catch (const bip::interprocess_exception& e) {
-    throw SystemError(str("opening shared memory '", name, "': ", e.what()), e.get_native_error());
+    throw SystemError(str("opening shared memory '", name, "'"), e.get_native_error());
   }
 }
 
@@ -185,9 +199,12 @@ int countSegmentsWithPrefix(const std::string& prefix) {
 
 int sweepStaleSegments() {
   const uid_t me = getuid();
-  return forEachShmEntry("synk-", [me](const std::string& name) {
+  // Only masters of this PID namespace can be judged dead by their pid: a job in another
+  // namespace sharing /dev/shm (docker --ipc=host) has pids that mean nothing here.
+  return forEachShmEntry(str("synk-", pidNamespace(), "-"), [me](const std::string& name) {
+    unsigned long ns = 0;
     int pid = 0;
-    if (std::sscanf(name.c_str(), "synk-%d-", &pid) != 1 || pid <= 0) return false;
+    if (std::sscanf(name.c_str(), "synk-%lu-%d-", &ns, &pid) != 2 || pid <= 0) return false;
     struct stat st {};
     if (stat((std::string(kShmDir) + "/" + name).c_str(), &st) != 0 || st.st_uid != me) {
       return false;

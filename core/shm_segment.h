@@ -1,11 +1,11 @@
 #pragma once
 // POSIX shared memory, through Boost.Interprocess.
 //
-// Every named segment of a session is called "synk-<master pid>-<token>-<what>": the random
-// token keeps concurrent jobs apart (also across PID namespaces sharing /dev/shm), the pid lets
-// a later session sweep what a SIGKILLed master left behind. Segments are created O_EXCL with
-// mode 0600 and their pages are reserved with posix_fallocate, so a full /dev/shm is a clear
-// error at creation instead of a SIGBUS at first touch.
+// Every named segment of a session is called "synk-<pid namespace>-<master pid>-<token>-<what>":
+// the random token keeps concurrent jobs apart, the pid (with its namespace, in which alone it
+// means something) lets a later session sweep what a SIGKILLed master left behind. Segments are
+// created O_EXCL with mode 0600 and their pages are reserved with posix_fallocate, so a full
+// /dev/shm is a clear error at creation instead of a SIGBUS at first touch.
 #include <sys/types.h>
 
 #include <cstddef>
@@ -15,8 +15,10 @@
 
 namespace synk {
 
-// The prefix of every segment name of one session.
+// The prefix of every segment name of one session, and of every session a process (in this PID
+// namespace) was the master of.
 std::string sessionShmPrefix(pid_t master_pid, uint64_t token);
+std::string processShmPrefix(pid_t pid);
 uint64_t randomToken();
 
 // A mapping of one named segment; unmapped on destruction (the name stays until remove()).
@@ -67,8 +69,8 @@ class SharedMapping {
 int removeSegmentsWithPrefix(const std::string& prefix);
 // Lists /dev/shm entries starting with `prefix` (for tests and diagnostics).
 int countSegmentsWithPrefix(const std::string& prefix);
-// Unlinks "synk-<pid>-..." segments of this user whose master pid no longer exists: what a
-// SIGKILLed master left behind. Returns how many.
+// Unlinks segments of this user, named by a master of this PID namespace that no longer exists:
+// what a SIGKILLed master left behind. Returns how many.
 int sweepStaleSegments();
 
 }  // namespace synk

@@ -35,17 +35,32 @@ bool abortSession(ControlBlock& cb, AbortReason reason, int rank, const std::str
   return won;
 }
 
-void throwAborted(ControlBlock& cb) {
-  uint32_t reason;
-  while ((reason = cb.abort.load(std::memory_order_acquire)) == kAbortWriting) {
+namespace {
+// Waits (at most a second: the winner may have died mid-write) for the abort record to be
+// complete. Returns false when it never completed.
+bool awaitSettled(ControlBlock& cb) {
+  const auto give_up = Clock::now() + std::chrono::seconds(1);
+  while (cb.abort.load(std::memory_order_acquire) == kAbortWriting) {
+    if (Clock::now() >= give_up) return false;
   }
-  const std::string message = cb.abort_message;
+  return true;
+}
+}  // namespace
+
+std::string abortMessage(ControlBlock& cb) {
+  if (!awaitSettled(cb) || cb.abort_message[0] == '\0') return "the session was aborted";
+  return std::string(cb.abort_message, strnlen(cb.abort_message, kMessageBytes));
+}
+
+void throwAborted(ControlBlock& cb) {
+  const std::string message = abortMessage(cb);
+  const uint32_t reason = cb.abort.load(std::memory_order_acquire);
   switch (static_cast<AbortReason>(reason)) {
     case AbortReason::Timeout:
       throw Timeout(message);
     case AbortReason::Shutdown:
       throw UsageError(str("the session was closed: ", message));
-    default:
+    default:  // Fatal, or a record whose writer died before finishing it
       throw PeerFailure(cb.abort_rank, message);
   }
 }

@@ -23,6 +23,8 @@ class Liveness {
 bool abortSession(ControlBlock& cb, AbortReason reason, int rank, const std::string& message);
 // Throws the exception matching an abort already recorded in cb (PeerFailure or Timeout).
 [[noreturn]] void throwAborted(ControlBlock& cb);
+// Why the session was aborted (bounded wait for a reason being written).
+std::string abortMessage(ControlBlock& cb);
 void wakeSleepers(ControlBlock& cb);
 
 class Waiter {

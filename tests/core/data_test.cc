@@ -51,6 +51,11 @@ TEST_CASE("Data: oversize, set_shape, set_length, free_memory", "[core][data]") 
   CHECK(d.shape() == Shape{0});
   d.setValue(Array::vector<int64_t>({5}));
   CHECK(d.value().toVector<int64_t>() == std::vector<int64_t>{5});
+  // Sizes whose element or byte counts overflow are refused, not wrapped into a small allocation.
+  CHECK_THROWS_AS(d.setShape({int64_t{1} << 62}), InvalidArgument);
+  CHECK_THROWS_WITH(session.data(DType::Float64, Shape{int64_t{1} << 40, int64_t{1} << 40}),
+                    Contains("too many elements"));
+  CHECK(d.value().toVector<int64_t>() == std::vector<int64_t>{5});  // the refusal lost nothing
 }
 
 TEST_CASE("Data: ranks see new values and reallocations at the next call", "[core][data]") {

@@ -137,7 +137,7 @@ TEST_CASE(
     if (pid == 0) _exit(child(kill_one));
     int status = 0;
     waitpid(pid, &status, 0);
-    const int segments = countSegmentsWithPrefix(str("synk-", pid, "-"));
+    const int segments = countSegmentsWithPrefix(processShmPrefix(pid));
     return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status), segments};
   };
   const auto [faulty, faulty_segments] = runChild(true);
@@ -177,7 +177,7 @@ TEST_CASE("the master killed: every worker exits, the next fork sweeps its segme
     FAIL("the child master exited before reporting its ranks");
   }
   REQUIRE(got == 3 * sizeof(int));
-  CHECK(countSegmentsWithPrefix(str("synk-", master, "-")) > 0);
+  CHECK(countSegmentsWithPrefix(processShmPrefix(master)) > 0);
   kill(master, SIGKILL);
   waitpid(master, nullptr, 0);
   const auto start = Clock::now();
@@ -186,5 +186,5 @@ TEST_CASE("the master killed: every worker exits, the next fork sweeps its segme
   CHECK(allGone(pids, 0));
   CHECK(secondsSince(start) < 2.0);
   CHECK(sweepStaleSegments() > 0);
-  CHECK(countSegmentsWithPrefix(str("synk-", master, "-")) == 0);
+  CHECK(countSegmentsWithPrefix(processShmPrefix(master)) == 0);
 }

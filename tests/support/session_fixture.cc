@@ -50,7 +50,7 @@ Kit::Kit(int n_ranks, ForkOptions options)
       model(session.load(pluginFile("synk_testkit"))) {}
 
 int segmentsOfThisProcess() {
-  return countSegmentsWithPrefix(str("synk-", getpid(), "-"));
+  return countSegmentsWithPrefix(processShmPrefix(getpid()));
 }
 
 bool processAlive(int pid) {

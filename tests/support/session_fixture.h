@@ -20,7 +20,7 @@ struct Kit {
   explicit Kit(int n_ranks, ForkOptions options = {});
 };
 
-// /dev/shm entries of every session this process started ("synk-<pid>-").
+// /dev/shm entries of every session this process started (processShmPrefix).
 int segmentsOfThisProcess();
 // True while a process with this pid exists (and is not a zombie we could reap).
 bool processAlive(int pid);
