@@ -60,15 +60,18 @@ Status CallExecution::run() {
     mine.putVector(shape);
   offerInlineOutputs(mine, status.ok());
   ExchangeResult all = exchange(core_.group().barrier(), waiter_, status.ok(), mine);
-  if (!all.all_ok) return status;
-  const Status agreed = agree(all);
-  if (!agreed.ok()) return agreed;
-  applyUpdates();
-  reduceOutputs();
-  // Copies out of Data blobs may still be queued: finish them before the step ends, or the
-  // master could overwrite a Data a rank has not read yet.
-  if (copied_from_blobs_) device_.synchronize(waiter_);
-  return {};
+  if (all.all_ok) {
+    status = agree(all);
+    if (status.ok()) {
+      applyUpdates();
+      reduceOutputs();
+    }
+  }
+  // Copies out of host memory may still be queued, on failure paths too: finish them before the
+  // step ends, or the master could overwrite a Data (or the next call its staging rows) before
+  // the device has read them.
+  if (host_reads_pending_) device_.synchronize(waiter_);
+  return status;
 }
 
 // ---- 1. compute
@@ -251,7 +254,7 @@ TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
   if (request_.batch.isContiguous()) {
     std::byte* rows = base + static_cast<size_t>(request_.batch.rowAt(p0) - offset) * row_bytes;
     if (device_.isHost()) return {rows, in.dtype, shape};  // zero copy: ranks read shm directly
-    copied_from_blobs_ = true;
+    host_reads_pending_ = true;
     scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
     device_.copy(scratch_.inputs[i].data(), rows, bytes, CopyKind::HostToDevice);
     return {scratch_.inputs[i].data(), in.dtype, shape};
@@ -265,6 +268,7 @@ TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
     scratch_.staging[i].reserve(core_.heap(), std::max<size_t>(bytes, 1));
     gathered = static_cast<std::byte*>(scratch_.staging[i].data());
     staged_ = true;
+    host_reads_pending_ = true;
   }
   for (int64_t k = 0; k < local.size(); ++k) {
     const int64_t row = request_.batch.rowAt(p0 + k) - offset;
@@ -289,7 +293,7 @@ void CallExecution::prepareBroadcastInputs() {
       continue;
     }
     scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
-    copied_from_blobs_ = true;
+    host_reads_pending_ = true;
     if (bytes) device_.copy(scratch_.inputs[i].data(), base, bytes, CopyKind::HostToDevice);
     broadcast_inputs_[i] = {scratch_.inputs[i].data(), in.dtype, in.shape};
   }

@@ -66,7 +66,8 @@ class CallExecution {
   Selection batch_s_;
   bool computed_ = false;
   bool staged_ = false;
-  bool copied_from_blobs_ = false;  // a device copy still reads a Data blob
+  // A queued device copy still reads host memory (a Data blob or this rank's staging rows).
+  bool host_reads_pending_ = false;
   int slice_index_ = 0;
   size_t slice_count_ = 0;
   std::vector<TensorRef> broadcast_inputs_;

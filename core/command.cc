@@ -4,22 +4,6 @@
 
 namespace synk {
 
-const char* opcodeName(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::Quit:
-      return "quit";
-    case Opcode::Barrier:
-      return "barrier";
-    case Opcode::Distribute:
-      return "distribute";
-    case Opcode::Call:
-      return "call";
-    case Opcode::Collective:
-      return "collective";
-  }
-  return "unknown";
-}
-
 Status Status::fromException(const std::exception& error) {
   if (dynamic_cast<const InvalidArgument*>(&error))
     return {ErrorKind::InvalidArgument, error.what()};

@@ -14,7 +14,6 @@
 namespace synk {
 
 enum class Opcode : uint32_t { Quit = 1, Barrier, Distribute, Call, Collective };
-const char* opcodeName(Opcode opcode);
 
 enum class ErrorKind : int32_t { Ok = 0, InvalidArgument = 1, Plugin = 2, Other = 3 };
 

@@ -20,7 +20,6 @@ inline constexpr int kMaxRanks = 64;
 inline constexpr size_t kMessageBytes = 4096;
 inline constexpr size_t kExchangeBytes = 32 * 1024;
 inline constexpr size_t kCommandBytes = 64 * 1024;
-inline constexpr uint64_t kControlMagic = 0x73796e6b63746c31ull;  // "synkctl1"
 
 // Why the session was aborted (ControlBlock::abort).
 enum class AbortReason : uint32_t { None = 0, PeerDied, Timeout, Fatal, Shutdown };
@@ -42,7 +41,6 @@ struct alignas(64) RankSlot {
 };
 
 struct ControlBlock {
-  uint64_t magic;
   int32_t n_ranks;
   int32_t master_rank;
   pid_t master_pid;
@@ -54,9 +52,7 @@ struct ControlBlock {
   alignas(64) std::atomic<uint32_t> wake_word;
   std::atomic<int32_t> sleepers;
   // The command being executed (written by the master before the start barrier).
-  alignas(64) uint64_t command_seq;
-  uint32_t opcode;
-  uint32_t payload_bytes;
+  alignas(64) uint32_t opcode;
   std::byte payload[kCommandBytes];
   // n_ranks slots follow (flexible array).
   alignas(64) RankSlot ranks[1];

@@ -65,7 +65,6 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
   SharedMapping mapping(ControlBlock::bytesFor(options.n_ranks));
   std::unique_ptr<ProcessGroup> group(new ProcessGroup(options, std::move(mapping)));
   ControlBlock& cb = *group->cb_;
-  cb.magic = kControlMagic;
   cb.n_ranks = options.n_ranks;
   cb.master_rank = options.master_rank;
   cb.master_pid = getpid();
@@ -129,7 +128,11 @@ pid_t ProcessGroup::pidOf(int rank) const {
 }
 
 Waiter ProcessGroup::commandWaiter(std::string what) {
-  return Waiter(*cb_, this, Clock::now() + options_.timeout, std::move(what));
+  // Saturate: now + a timeout of years would overflow the clock.
+  const auto now = Clock::now();
+  const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(Waiter::never() - now);
+  const auto deadline = options_.timeout >= room ? Waiter::never() : now + options_.timeout;
+  return Waiter(*cb_, this, deadline, std::move(what));
 }
 
 Waiter ProcessGroup::idleWaiter() {
@@ -202,11 +205,22 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
     reapExited();
   }
   for (int r = 0; r < size(); ++r) {
+    if (r != rank_ && !reaped_[r]) kill(pids_[r], SIGKILL);
+  }
+  // A process stuck in the kernel (a GPU driver call) dies only when that call returns: wait a
+  // bounded time, then leave it to be reaped when this process exits.
+  const auto kill_deadline = Clock::now() + kKillWait;
+  reapExited();
+  while (pending() && Clock::now() < kill_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    reapExited();
+  }
+  for (int r = 0; r < size(); ++r) {
     if (r == rank_ || reaped_[r]) continue;
-    kill(pids_[r], SIGKILL);
-    int status = 0;
-    waitpid(pids_[r], &status, 0);
-    reaped_[r] = true;
+    std::fprintf(stderr, "synk: rank %d (pid %d) did not exit %lld s after SIGKILL; leaving it\n",
+                 r, static_cast<int>(pids_[r]),
+                 static_cast<long long>(
+                     std::chrono::duration_cast<std::chrono::seconds>(kKillWait).count()));
   }
   removeSegmentsWithPrefix(shm_prefix_);
 }

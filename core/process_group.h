@@ -39,6 +39,8 @@ struct ProcessGroupOptions {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFatal = 70;    // an error this rank could not report otherwise
 inline constexpr int kExitAborted = 71;  // left because the session was aborted
+// How long shutdown waits for a SIGKILLed worker to be reaped.
+inline constexpr std::chrono::seconds kKillWait{10};
 
 class ProcessGroup : public Liveness {
  public:
@@ -60,7 +62,6 @@ class ProcessGroup : public Liveness {
   ControlBlock& control() const { return *cb_; }
   Barrier& barrier() { return barrier_; }
   const std::string& shmPrefix() const { return shm_prefix_; }
-  std::chrono::milliseconds timeout() const { return options_.timeout; }
 
   // A waiter with the session's deadline, starting now.
   Waiter commandWaiter(std::string what);

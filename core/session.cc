@@ -1,6 +1,8 @@
 // The public handles (core/session.h): thin forwards to the session's core.
 #include "core/session.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <mutex>
 
@@ -27,6 +29,11 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
                     std::shared_ptr<ModelLoader> loader) {
   if (detail::openSession()) {
     throw UsageError("fork: a session is already open in this process (close it first)");
+  }
+  if (gettid() != getpid()) {
+    // A forked child holds only the calling thread: locks other threads held (malloc's, the
+    // CUDA driver's) stay locked there forever.
+    throw UsageError("fork: call it from the process's main thread, before starting threads");
   }
   ForkOptions options = requested;
   BackendFactory* factory = registry.find(options.backend);

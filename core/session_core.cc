@@ -143,7 +143,6 @@ void SessionCore::writeCommand(Opcode opcode, const ByteWriter& payload) {
   ControlBlock& cb = group_->control();
   ByteWriter framed;
   framed.putVector(pending_releases_);
-  pending_releases_.clear();
   framed.append(payload.data(), payload.size());
   PayloadHeader header;
   if (sizeof header + framed.size() <= kCommandBytes) {
@@ -166,7 +165,7 @@ void SessionCore::writeCommand(Opcode opcode, const ByteWriter& payload) {
   }
   std::memcpy(cb.payload, &header, sizeof header);
   cb.opcode = static_cast<uint32_t>(opcode);
-  ++cb.command_seq;
+  pending_releases_.clear();  // only now: a failure above must not forget them
 }
 
 ByteReader SessionCore::readCommand(Opcode& opcode, std::vector<std::byte>& blob_copy) {

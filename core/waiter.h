@@ -36,7 +36,6 @@ class Waiter {
   // Throws if the session is aborted or a peer died. Cheap: probes liveness at most every
   // kProbeInterval.
   void check();
-  bool expired() const { return Clock::now() >= deadline_; }
   Clock::time_point deadline() const { return deadline_; }
   const std::string& what() const { return what_; }
   ControlBlock& control() const { return cb_; }

@@ -1,5 +1,6 @@
 // Session lifecycle: fork, close, misuse, cleanup.
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include <sched.h>
 
@@ -73,6 +74,15 @@ TEST_CASE("fork options are validated before anything starts", "[core][session]"
   bad.backend = "tpu";
   bad.n_parallel = 2;
   CHECK_THROWS_WITH(synk::fork(bad), Contains("unknown backend 'tpu'") && Contains("cpu"));
+  std::string from_thread;
+  std::thread([&] {
+    try {
+      test::forkForTest(2);
+    } catch (const UsageError& e) {
+      from_thread = e.what();
+    }
+  }).join();
+  CHECK_THAT(from_thread, Contains("main thread"));
   CHECK(test::segmentsOfThisProcess() == 0);
 }
 
