@@ -348,7 +348,7 @@ Array CallExecution::reduceInline(size_t o) {
     if (!all_computed_[r]) {
       host::fillIdentity(part.data(), count, dtype, op);
     } else {
-      std::memcpy(part.data(), inline_parts_[r][o], part.bytes());
+      std::memcpy(part.data(), inline_bytes_.data() + inline_at_[r][o], part.bytes());
       if (op == ReduceOp::Avg) {
         const double share =
             row_based_ ? double(all_rows_[r]) / double(total_rows_) : 1.0 / double(core_.size());
@@ -378,17 +378,21 @@ Status CallExecution::agree(ExchangeResult& all) {
       all_shapes_[r][o] = all.from[r].getVector<int64_t>();
     }
   }
-  // Where each rank's inline outputs are, if every rank could send them inline.
+  // Each rank's inline outputs, if every rank could send them inline.
   inline_ = true;
-  inline_parts_.assign(n, std::vector<const std::byte*>(spec_.outputs.size(), nullptr));
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < n; ++r)
     inline_ = all.from[r].get<uint8_t>() != 0 && inline_;
+  inline_bytes_.clear();
+  inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size(), 0));
+  for (int r = 0; inline_ && r < n; ++r) {
     if (!all_computed_[r]) continue;
-    for (size_t o = 0; inline_ && o < spec_.outputs.size(); ++o) {
+    for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       if (!isElementwise(binding_.output_ops[o])) continue;
-      inline_parts_[r][o] = all.from[r].cursor();
-      all.from[r].skip(static_cast<size_t>(numElements(all_shapes_[r][o])) *
-                       dtypeSize(spec_.outputs[o].dtype));
+      const size_t bytes =
+          static_cast<size_t>(numElements(all_shapes_[r][o])) * dtypeSize(spec_.outputs[o].dtype);
+      inline_at_[r][o] = inline_bytes_.size();
+      inline_bytes_.insert(inline_bytes_.end(), all.from[r].cursor(), all.from[r].cursor() + bytes);
+      all.from[r].skip(bytes);
     }
   }
   total_rows_ = 0;

@@ -85,7 +85,10 @@ class CallExecution {
   // Element-wise outputs this small (all of them, per rank) travel in the agreement exchange.
   static constexpr size_t kInlineOutputBytes = 4096;
   bool inline_ = false;
-  std::vector<std::vector<const std::byte*>> inline_parts_;  // [rank][output], in the exchange
+  // Every rank's inline outputs, copied out of the exchange area (a later barrier of this step
+  // may reuse it): inline_at_[rank][output] is an offset into inline_bytes_.
+  std::vector<std::byte> inline_bytes_;
+  std::vector<std::vector<size_t>> inline_at_;
 };
 
 }  // namespace synk::detail

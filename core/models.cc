@@ -247,6 +247,8 @@ void SessionCore::distribute() {
   for (uint32_t id : new_models) {
     payload.put(id);
     payload.putString(models_[id].path);
+    payload.put<uint64_t>(models_[id].spec().variables.size());
+    payload.put<uint64_t>(models_[id].spec().functions.size());
     for (const VariableStorage& var : models_[id].variables)
       payload.putVector(var.shape);
   }
@@ -270,6 +272,8 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
     for (uint64_t k = 0; k < n_models; ++k) {
       const auto id = in.get<uint32_t>();
       const std::string path = in.getString();
+      const auto n_variables = in.get<uint64_t>();
+      const auto n_functions = in.get<uint64_t>();
       new_models.push_back(id);
       if (isMaster()) {
         for (size_t v = 0; v < models_[id].variables.size(); ++v)
@@ -281,6 +285,14 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
       state.id = id;
       state.path = path;
       state.model = loader_->load(path);
+      const ModelSpec& spec = state.spec();
+      if (spec.variables.size() != n_variables || spec.functions.size() != n_functions) {
+        // Each rank loads the file itself: it may have been replaced since the master loaded it.
+        throw PluginError(str("model '", path, "' on rank ", rank(), " declares ",
+                              spec.variables.size(), " variables and ", spec.functions.size(),
+                              " functions; the master's copy declares ", n_variables, " and ",
+                              n_functions, " (was the file replaced?)"));
+      }
       state.instance = state.model->instantiate(RankInfo{rank(), size(), &device()});
       for (const VariableSpec& spec : state.spec().variables) {
         VariableStorage storage;
@@ -289,8 +301,8 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
         state.variables.push_back(std::move(storage));
       }
     }
-    const auto n_functions = in.get<uint64_t>();
-    for (uint64_t k = 0; k < n_functions; ++k) {
+    const auto n_bindings = in.get<uint64_t>();
+    for (uint64_t k = 0; k < n_bindings; ++k) {
       FunctionBinding b = FunctionBinding::read(in);
       if (isMaster()) continue;
       if (functions_.size() <= b.id) functions_.resize(b.id + 1);

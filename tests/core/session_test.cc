@@ -1,5 +1,6 @@
 // Session lifecycle: fork, close, misuse, cleanup.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <thread>
 
 #include <sched.h>
@@ -103,6 +104,25 @@ TEST_CASE("a plugin that does not load fails in the master, before any rank move
   CHECK_THROWS_WITH(session.load(test::pluginFile("synk_test_raw_abi2")),
                     Contains("ABI 2.0") && Contains("1."));
   session.barrier();  // still usable
+}
+
+TEST_CASE("a plugin file replaced after the master loaded it fails the call, not the session",
+          "[core][session]") {
+  Session session = test::forkForTest(2);
+  const std::filesystem::path dir = str("/tmp/synk-replaced-plugin-", getpid());
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "libmodel.so";
+  std::filesystem::copy_file(test::pluginFile("synk_testkit"), file);
+  Model model = session.load(file.string());
+  Function f =
+      session.function(model, "rank_info",
+                       {.outputs = {{"rank", "none"}, {"max_rank", "max"}, {"min_rank", "min"}}});
+  // The workers load the file at the first call: by then it is another model.
+  std::filesystem::copy_file(test::pluginFile("synk_example_intro"), dir / "next.so");
+  std::filesystem::rename(dir / "next.so", file);
+  CHECK_THROWS_WITH(f({}), Contains("on rank 1") && Contains("was the file replaced?"));
+  std::filesystem::remove_all(dir);
+  session.barrier();  // the failed distribute left every rank in step
 }
 
 TEST_CASE("bind_cpus pins each cpu rank to its own CPU", "[core][session]") {
