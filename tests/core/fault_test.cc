@@ -31,6 +31,28 @@ bool allGone(const std::vector<int>& pids, int skip_rank) {
   return true;
 }
 
+// Kills and reaps a forked child when the test leaves early; reap() waits a bounded time.
+struct ChildGuard {
+  pid_t pid;
+  void reap(int* status, double seconds = 30.0) {
+    const auto start = Clock::now();
+    int got = 0;
+    while ((got = waitpid(pid, status, WNOHANG)) == 0 && secondsSince(start) < seconds)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (got == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, status, 0);
+    }
+    pid = 0;
+  }
+  ~ChildGuard() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
 }  // namespace
 
 void checkWorkerKilled(int sig, const char* name) {
@@ -123,7 +145,7 @@ TEST_CASE(
         const bool named = what.find("rank 1") != std::string::npos &&
                            what.find("SIGKILL") != std::string::npos &&
                            what.find("all_reduce") != std::string::npos;
-        rc = !named ? 3 : sinceKill() > 10.0 ? 4 : 0;
+        rc = !named ? 3 : sinceKill() > 5.0 ? 4 : 0;
       }
       if (killer.joinable()) killer.join();
       if (rc == 0 && kill_one && test::processAlive(victim)) rc = 5;
@@ -136,7 +158,7 @@ TEST_CASE(
     const pid_t pid = fork();
     if (pid == 0) _exit(child(kill_one));
     int status = 0;
-    waitpid(pid, &status, 0);
+    ChildGuard(pid).reap(&status, 60.0);  // the child's own loop ends within 30 s
     const int segments = countSegmentsWithPrefix(processShmPrefix(pid));
     return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status), segments};
   };
@@ -156,21 +178,26 @@ TEST_CASE("the master killed: every worker exits, the next fork sweeps its segme
   const pid_t master = fork();
   if (master == 0) {
     close(pids_pipe[0]);
-    Session session = test::forkForTest(3);
-    Data keep = session.data(Array(DType::Float32, {1024}));  // a named segment to leak
-    std::vector<int> pids = session.pids();
-    (void)!write(pids_pipe[1], pids.data(), pids.size() * sizeof(int));
-    close(pids_pipe[1]);
-    pause();  // until killed
+    try {
+      Session session = test::forkForTest(3);
+      Data keep = session.data(Array(DType::Float32, {1024}));  // a named segment to leak
+      std::vector<int> pids = session.pids();
+      (void)!write(pids_pipe[1], pids.data(), pids.size() * sizeof(int));
+      close(pids_pipe[1]);
+      pause();  // until killed
+    } catch (...) {
+      _exit(1);  // never unwind into the test framework inside the child
+    }
     _exit(0);
   }
   close(pids_pipe[1]);
+  ChildGuard guard{master};  // a failed REQUIRE below must not leave the child paused forever
   std::vector<int> pids(3);
   const ssize_t got = read(pids_pipe[0], pids.data(), 3 * sizeof(int));
   close(pids_pipe[0]);
   if (got == 0) {  // the child ended before starting a session: skipped there, or failed
     int status = 0;
-    waitpid(master, &status, 0);
+    guard.reap(&status);
     if (WIFEXITED(status) && WEXITSTATUS(status) == SYNK_SKIP_RETURN_CODE) {
       test::skipTest("the child could not start a session here");
     }
@@ -179,12 +206,14 @@ TEST_CASE("the master killed: every worker exits, the next fork sweeps its segme
   REQUIRE(got == 3 * sizeof(int));
   CHECK(countSegmentsWithPrefix(processShmPrefix(master)) > 0);
   kill(master, SIGKILL);
-  waitpid(master, nullptr, 0);
+  guard.reap(nullptr);
   const auto start = Clock::now();
   while (!allGone(pids, 0) && secondsSince(start) < 5.0)
     std::this_thread::yield();
   CHECK(allGone(pids, 0));
   CHECK(secondsSince(start) < 2.0);
-  CHECK(sweepStaleSegments() > 0);
+  // Any fork on this machine sweeps too (another test running beside this one may have already):
+  // what matters is that after a sweep nothing of the dead master is left.
+  sweepStaleSegments();
   CHECK(countSegmentsWithPrefix(processShmPrefix(master)) == 0);
 }
