@@ -34,6 +34,12 @@ void* HostStagedCommunicator::reserve(Staging& staging, size_t bytes) {
   return data;
 }
 
+void HostStagedCommunicator::checkRoot(int root, const char* what) const {
+  if (root < 0 || root >= size_) {
+    throw InvalidArgument(str("host-staged ", what, ": root ", root, " is not a rank of ", size_));
+  }
+}
+
 size_t HostStagedCommunicator::totalCount(const std::vector<size_t>& counts,
                                           const char* what) const {
   if (static_cast<int>(counts.size()) != size_) {
@@ -46,14 +52,28 @@ size_t HostStagedCommunicator::totalCount(const std::vector<size_t>& counts,
   return total;
 }
 
+// Runs this rank's staging (checks, copies to the host); if it fails, the rank still takes part
+// in the shm collective as a failed rank, so its peers fail at once, naming it, and stay in step.
+template <typename Stage>
+void HostStagedCommunicator::stage(Waiter& waiter, Stage&& work) {
+  try {
+    work();
+  } catch (const std::exception&) {
+    shm_.failOnThisRank(waiter, std::current_exception());
+  }
+}
+
 void HostStagedCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
   if (args.count == 0) return;  // every rank has the same count: all skip together
   checkCollectiveOp(args.op, args.dtype, "host-staged all_reduce");
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  device_.synchronize(waiter);  // the last call's host-to-device copy has read the staging
-  void* host = reserve(first_, bytes);
-  device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
-  device_.synchronize(waiter);
+  void* host = nullptr;
+  stage(waiter, [&] {
+    device_.synchronize(waiter);  // the last call's host-to-device copy has read the staging
+    host = reserve(first_, bytes);
+    device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
+    device_.synchronize(waiter);
+  });
   AllReduceArgs staged = args;
   staged.buffer = host;
   shm_.allReduce(staged, waiter);
@@ -63,18 +83,19 @@ void HostStagedCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter
 void HostStagedCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkCollectiveOp(args.op, args.dtype, "host-staged reduce");
-  if (args.root < 0 || args.root >= size_) {
-    throw InvalidArgument(str("host-staged reduce: root ", args.root, " is not a rank of ", size_));
-  }
+  checkRoot(args.root, "reduce");
   const bool root = rank_ == args.root;
-  if (root && args.recv == nullptr) {
-    throw InvalidArgument("host-staged reduce: no receive buffer at the root");
-  }
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  device_.synchronize(waiter);
-  void* host = reserve(first_, bytes);
-  device_.copy(host, args.send, bytes, CopyKind::DeviceToHost);
-  device_.synchronize(waiter);
+  void* host = nullptr;
+  stage(waiter, [&] {
+    if (root && args.recv == nullptr) {
+      throw InvalidArgument("host-staged reduce: no receive buffer at the root");
+    }
+    device_.synchronize(waiter);
+    host = reserve(first_, bytes);
+    device_.copy(host, args.send, bytes, CopyKind::DeviceToHost);
+    device_.synchronize(waiter);
+  });
   ReduceArgs staged = args;
   staged.send = host;
   staged.recv = root ? host : nullptr;  // reduced in place into the root's staging buffer
@@ -84,18 +105,18 @@ void HostStagedCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
 
 void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
-  if (args.root < 0 || args.root >= size_) {
-    throw InvalidArgument(
-        str("host-staged broadcast: root ", args.root, " is not a rank of ", size_));
-  }
+  checkRoot(args.root, "broadcast");
   const bool root = rank_ == args.root;
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  device_.synchronize(waiter);
-  void* host = reserve(first_, bytes);
-  if (root) {
-    device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
+  void* host = nullptr;
+  stage(waiter, [&] {
     device_.synchronize(waiter);
-  }
+    host = reserve(first_, bytes);
+    if (root) {
+      device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
+      device_.synchronize(waiter);
+    }
+  });
   BroadcastArgs staged = args;
   staged.buffer = host;
   shm_.broadcast(staged, waiter);
@@ -105,43 +126,50 @@ void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter
 void HostStagedCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   const size_t total = totalCount(args.counts, "gather");
   if (total == 0) return;
-  if (args.root < 0 || args.root >= size_) {
-    throw InvalidArgument(str("host-staged gather: root ", args.root, " is not a rank of ", size_));
-  }
+  checkRoot(args.root, "gather");
   const bool root = rank_ == args.root;
-  if (root && args.recv == nullptr) {
-    throw InvalidArgument("host-staged gather: no receive buffer at the root");
-  }
   const size_t element = dtypeSize(args.dtype);
   const size_t part = args.counts[rank_] * element;
-  device_.synchronize(waiter);
-  void* send = reserve(first_, std::max<size_t>(part, 1));
-  void* recv = root ? reserve(second_, total * element) : nullptr;
-  device_.copy(send, args.send, part, CopyKind::DeviceToHost);
-  device_.synchronize(waiter);
-  GatherArgs staged = args;
-  staged.send = send;
-  staged.recv = recv;
+  GatherArgs& staged = gather_args_;  // reused: no per-call copy of the counts
+  stage(waiter, [&] {
+    if (root && args.recv == nullptr) {
+      throw InvalidArgument("host-staged gather: no receive buffer at the root");
+    }
+    device_.synchronize(waiter);
+    void* send = reserve(first_, std::max<size_t>(part, 1));
+    void* recv = root ? reserve(second_, total * element) : nullptr;
+    device_.copy(send, args.send, part, CopyKind::DeviceToHost);
+    device_.synchronize(waiter);
+    staged.send = send;
+    staged.recv = recv;
+  });
+  staged.counts.assign(args.counts.begin(), args.counts.end());
+  staged.dtype = args.dtype;
+  staged.root = args.root;
   shm_.gather(staged, waiter);
-  if (root) device_.copy(args.recv, recv, total * element, CopyKind::HostToDevice);
+  if (root) device_.copy(args.recv, staged.recv, total * element, CopyKind::HostToDevice);
 }
 
 void HostStagedCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
   const size_t total = totalCount(args.counts, "all_gather");
   if (total == 0) return;
-  if (args.recv == nullptr) throw InvalidArgument("host-staged all_gather: no receive buffer");
   const size_t element = dtypeSize(args.dtype);
   const size_t part = args.counts[rank_] * element;
-  device_.synchronize(waiter);
-  void* send = reserve(first_, std::max<size_t>(part, 1));
-  void* recv = reserve(second_, total * element);
-  device_.copy(send, args.send, part, CopyKind::DeviceToHost);
-  device_.synchronize(waiter);
-  AllGatherArgs staged = args;
-  staged.send = send;
-  staged.recv = recv;
+  AllGatherArgs& staged = all_gather_args_;
+  stage(waiter, [&] {
+    if (args.recv == nullptr) throw InvalidArgument("host-staged all_gather: no receive buffer");
+    device_.synchronize(waiter);
+    void* send = reserve(first_, std::max<size_t>(part, 1));
+    void* recv = reserve(second_, total * element);
+    device_.copy(send, args.send, part, CopyKind::DeviceToHost);
+    device_.synchronize(waiter);
+    staged.send = send;
+    staged.recv = recv;
+  });
+  staged.counts.assign(args.counts.begin(), args.counts.end());
+  staged.dtype = args.dtype;
   shm_.allGather(staged, waiter);
-  device_.copy(args.recv, recv, total * element, CopyKind::HostToDevice);
+  device_.copy(args.recv, staged.recv, total * element, CopyKind::HostToDevice);
 }
 
 }  // namespace synk

@@ -51,14 +51,19 @@ class HostStagedCommunicator final : public Communicator {
   // given back to the heap must not be read by a copy still in flight).
   void* reserve(Staging& staging, size_t bytes);
   size_t totalCount(const std::vector<size_t>& counts, const char* what) const;
+  void checkRoot(int root, const char* what) const;
+  template <typename Stage>
+  void stage(Waiter& waiter, Stage&& work);
 
   ShmHeap& heap_;
   CudaDevice& device_;
   ShmCommunicator shm_;
   int rank_;
   int size_;
-  Staging first_;   // the input (and in-place result) staging buffer
-  Staging second_;  // the gather results
+  Staging first_;           // the input (and in-place result) staging buffer
+  Staging second_;          // the gather results
+  GatherArgs gather_args_;  // the staged arguments, reused across calls
+  AllGatherArgs all_gather_args_;
 };
 
 }  // namespace synk

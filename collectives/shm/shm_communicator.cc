@@ -165,6 +165,15 @@ void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> m
   }
 }
 
+void ShmCommunicator::failOnThisRank(Waiter& waiter, std::exception_ptr failure) {
+  if (n_ > 1) {  // one rank runs no protocol (see each collective's n_ == 1 path)
+    Barrier& barrier = group_.barrier();
+    publishError(barrier, failure);
+    barrier.arrive(waiter, BarrierSite::CollectiveIn, false);
+  }
+  std::rethrow_exception(failure);
+}
+
 void ShmCommunicator::throwPeerFailure(const char* what) const {
   const Barrier& barrier = group_.barrier();
   for (int r = 0; r < n_; ++r) {
@@ -265,7 +274,7 @@ void ShmCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
   if (n_ == 1) {
     requireBuffer(args.send, part, "allGather", "send");
     requireBuffer(args.recv, total, "allGather", "recv");
-    if (part > 0) std::memcpy(args.recv, args.send, part);
+    if (part > 0 && args.recv != args.send) std::memcpy(args.recv, args.send, part);
     return;
   }
   Exposed mine[1] = {{.user = args.send, .bytes = part, .input = true}};

@@ -5,6 +5,7 @@
 // algorithms are described in collectives/README.md.
 #include <array>
 #include <cstddef>
+#include <exception>
 #include <span>
 #include <vector>
 
@@ -30,6 +31,12 @@ class ShmCommunicator final : public Communicator {
   void broadcast(const BroadcastArgs& args, Waiter& waiter) override;
   void gather(const GatherArgs& args, Waiter& waiter) override;
   void allGather(const AllGatherArgs& args, Waiter& waiter) override;
+
+  // For a caller that wraps these collectives (the host-staged path) and failed on this rank
+  // before it could call one: takes part in the collective as a rank that failed (its peers
+  // throw RankError naming it, nobody waits for the deadline), then rethrows `failure`. Every
+  // rank must be entering the same collective with a nonzero count.
+  [[noreturn]] void failOnThisRank(Waiter& waiter, std::exception_ptr failure);
 
  private:
   static constexpr int kMaxExposed = 2;

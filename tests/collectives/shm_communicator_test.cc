@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/cpu/cpu_backend.h"
+#include "collectives/shm/shm_communicator.h"
 #include "core/error.h"
 #include "tests/support/rank_fixture.h"
 
@@ -43,6 +44,35 @@ TEST_CASE("shm: a rank's bad buffer fails the collective on every rank", "[coll]
     }
     ctx.device().release(buffer);
     expectSum(ctx, comm);
+  });
+}
+
+TEST_CASE("shm: a wrapper that fails before its collective fails it on every rank", "[coll]") {
+  const auto factory = makeCpuBackendFactory();
+  const int n = GENERATE(2, 3);
+  runOnRanks(*factory, n, [](RankContext& ctx) {
+    auto& comm = dynamic_cast<ShmCommunicator&>(ctx.backend.communicator(true));
+    void* buffer = ctx.device().allocate(4096);
+    Waiter waiter = ctx.waiter("gather while rank 1 fails to stage");
+    try {
+      if (ctx.rank() == 1) {
+        comm.failOnThisRank(waiter,
+                            std::make_exception_ptr(std::runtime_error("staging copy failed")));
+      }
+      const std::vector<size_t> counts(ctx.size(), 16);
+      comm.gather({buffer, buffer, counts, DType::Float32, 0}, waiter);
+      throw std::runtime_error("the gather did not fail");
+    } catch (const RankError& e) {
+      const std::string what = e.what();
+      if (ctx.rank() == 1 || e.rank() != 1 ||
+          what.find("staging copy failed") == std::string::npos) {
+        throw std::runtime_error(str("rank ", ctx.rank(), " got RankError: ", what));
+      }
+    } catch (const std::runtime_error& e) {
+      if (ctx.rank() != 1 || std::string(e.what()) != "staging copy failed") throw;
+    }
+    ctx.device().release(buffer);
+    expectSum(ctx, comm);  // still in step
   });
 }
 
