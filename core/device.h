@@ -73,6 +73,9 @@ class Device {
   virtual void unregisterHostMemory(void* pointer) noexcept = 0;
 
   virtual DeviceHandles handles() const = 0;
+  // True after the backend aborted: queued work may never finish, so nothing may wait for it
+  // (plugin instances are then not destroyed: their teardown could wait on the GPU).
+  virtual bool aborted() const { return false; }
 };
 
 }  // namespace synk

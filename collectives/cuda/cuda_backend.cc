@@ -37,7 +37,7 @@ class CudaBackend final : public Backend {
           [device](void* base, size_t bytes) { device->registerHostMemory(base, bytes); });
       Waiter waiter = group_.commandWaiter("creating the NCCL communicator");
       nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter);
-      device_->attachNccl(nccl_->comm());
+      device_->attachNccl(nccl_->comm(), nccl_->parent());
       staged_ = std::make_unique<HostStagedCommunicator>(group_, heap_, *device_);
     } catch (...) {
       heap_.setSegmentObserver(nullptr);

@@ -202,13 +202,14 @@ bool CudaDevice::streamIdle() {
   if (state != cudaErrorNotReady) {
     cuda_detail::throwCudaFailure(__FILE__, __LINE__, "cudaStreamQuery(stream)", state);
   }
-  if (comm_ != nullptr) {
+  for (ncclComm_t comm : {comm_, other_comm_}) {
+    if (comm == nullptr) continue;
     ncclResult_t async_state = ncclSuccess;
-    SYNK_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_state));
+    SYNK_NCCL_CHECK(ncclCommGetAsyncError(comm, &async_state));
     if (async_state != ncclSuccess && async_state != ncclInProgress) {
       throw NcclError(str("rank ", rank_, " (", description_,
                           "): NCCL reported an error while the GPU was working: ",
-                          cuda_detail::describeNccl(async_state, comm_)));
+                          cuda_detail::describeNccl(async_state, comm)));
     }
   }
   return false;
@@ -230,6 +231,9 @@ void CudaDevice::accumulate(void* acc, const void* x, size_t count, DType dtype,
 }
 
 void CudaDevice::scale(void* buffer, size_t count, DType dtype, double factor) {
+  if (!isFloating(dtype)) {  // an integer factor of 1/n would be 0
+    throw InvalidArgument(str("scale: dtype ", dtypeName(dtype), " is not floating-point"));
+  }
   kernels::scale(buffer, count, dtype, factor, stream_);
 }
 

@@ -62,9 +62,13 @@ class CudaDevice final : public Device {
 
   cudaStream_t stream() const { return stream_; }
   int rank() const { return rank_; }
-  // The session's NCCL communicator: synchronize() also polls its asynchronous error state and
-  // handles() hands it to plugins. Not owned; nullptr detaches.
-  void attachNccl(ncclComm_t comm) { comm_ = comm; }
+  // The session's NCCL communicators: synchronize() polls the asynchronous error state of both
+  // (`collectives` runs every collective and is handed to plugins by handles(); `other` runs
+  // gather's send/recv, and may be the same). Not owned; nullptr detaches.
+  void attachNccl(ncclComm_t collectives, ncclComm_t other) {
+    comm_ = collectives;
+    other_comm_ = other != collectives ? other : nullptr;
+  }
   // Whether host memory [pointer, pointer + bytes) is page-locked (registered or pinned).
   bool isPinned(const void* pointer, size_t bytes) const;
   // After a failure: no later call waits on the GPU, destruction releases nothing.
@@ -72,7 +76,7 @@ class CudaDevice final : public Device {
   // False once the CUDA runtime is being torn down (process exit: cudart's atexit handler ran
   // before whatever is destroying this device); then nothing may call CUDA any more.
   bool runtimeAlive() const;
-  bool aborted() const { return aborted_; }
+  bool aborted() const override { return aborted_; }
 
  private:
   bool streamIdle();
@@ -87,6 +91,7 @@ class CudaDevice final : public Device {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   ncclComm_t comm_ = nullptr;
+  ncclComm_t other_comm_ = nullptr;
   bool pools_ = false;                      // stream-ordered allocator supported
   std::map<uintptr_t, size_t> registered_;  // host ranges this device registered
   PinnedBounce bounce_;

@@ -17,8 +17,15 @@
 #include "core/error.h"
 #include "core/process_group.h"
 
+// ncclCommSplit under a non-blocking parent needs 2.18, NCCL_RUNTIME_CONNECT 2.22.
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 22, 0)
+#error "synk's cuda backend needs NCCL 2.22 or later"
+#endif
+
 namespace synk {
 namespace {
+
+constexpr int kOldestNccl = NCCL_VERSION(2, 22, 0);
 
 static_assert(sizeof(ncclUniqueId) <= kExchangeBytes, "the NCCL id must fit a barrier exchange");
 
@@ -48,34 +55,44 @@ void queued(ncclResult_t result, const char* what, int rank, ncclComm_t comm) {
       str("rank ", rank, ": ", what, " failed: ", cuda_detail::describeNccl(result, comm)));
 }
 
-// ncclCommAbort on a helper thread, waited for at most `bound`: an abort stuck in NCCL must not
-// keep the process from exiting (the thread dies with the process).
-void abortWithin(ncclComm_t comm, std::chrono::seconds bound, int rank) noexcept {
+// ncclCommAbort of `first` then `second` (either may be null) on one helper thread, waited for
+// at most `bound` in all: an abort stuck in NCCL must not keep the process from going on (the
+// thread is left behind; it ends with the process).
+void abortWithin(ncclComm_t first, ncclComm_t second, std::chrono::seconds bound,
+                 int rank) noexcept {
   struct State {
     std::mutex mutex;
     std::condition_variable finished;
     bool done = false;
     ncclResult_t result = ncclSuccess;
   };
+  auto abortBoth = [first, second] {
+    ncclResult_t result = ncclSuccess;
+    for (ncclComm_t comm : {first, second}) {
+      if (comm == nullptr) continue;
+      const ncclResult_t r = ncclCommAbort(comm);
+      if (result == ncclSuccess) result = r;
+    }
+    return result;
+  };
   std::shared_ptr<State> state;
   try {
     state = std::make_shared<State>();
-    std::thread([comm, state] {
-      const ncclResult_t result = ncclCommAbort(comm);
+    std::thread([abortBoth, state] {
+      const ncclResult_t result = abortBoth();
       std::lock_guard<std::mutex> lock(state->mutex);
       state->done = true;
       state->result = result;
       state->finished.notify_all();
     }).detach();
   } catch (...) {
-    (void)ncclCommAbort(comm);  // no thread to be had: abort inline
+    (void)abortBoth();  // no thread to be had: abort inline
     return;
   }
   std::unique_lock<std::mutex> lock(state->mutex);
   if (!state->finished.wait_for(lock, bound, [&] { return state->done; })) {
     std::fprintf(stderr,
-                 "synk: rank %d: ncclCommAbort did not return within %lld s; leaving it behind "
-                 "(the process exits next)\n",
+                 "synk: rank %d: ncclCommAbort did not return within %lld s; leaving it behind\n",
                  rank, static_cast<long long>(bound.count()));
   } else if (state->result != ncclSuccess) {
     std::fprintf(stderr, "synk: rank %d: ncclCommAbort returned %s\n", rank,
@@ -95,9 +112,32 @@ bool premultiplyIsExact(int ranks) {
 NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Waiter& waiter)
     : group_(group), device_(device), rank_(group.rank()), size_(group.size()) {
   offsets_.reserve(static_cast<size_t>(size_) + 1);
+  int version = 0;  // the library loaded may be older than the headers built against
+  if (ncclGetVersion(&version) != ncclSuccess || version < kOldestNccl) {
+    throw NcclError(str("rank ", rank_, ": NCCL ", version, " is loaded; synk needs ", kOldestNccl,
+                        " (2.22) or later"));
+  }
   // A blocking communicator must never connect lazily: a lazy connect waits on the peer inside
-  // NCCL, where no deadline reaches. Connect every channel at creation instead (abortable there).
-  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
+  // NCCL, where no deadline reaches. Connect every channel at creation instead (abortable there);
+  // NCCL reads the setting once per process, at its first communicator: set it before any, and
+  // take it out of the environment again once the communicators exist (programs this process
+  // starts later should see the user's environment).
+  const char* user_connect = std::getenv("NCCL_RUNTIME_CONNECT");
+  const bool split_allowed = user_connect == nullptr || std::strcmp(user_connect, "0") == 0;
+  if (!split_allowed) {
+    std::fprintf(stderr,
+                 "synk: rank %d: NCCL_RUNTIME_CONNECT=%s asks for lazy connections, which a "
+                 "blocking communicator would wait for without a deadline: collectives use the "
+                 "non-blocking communicator (slower per call)\n",
+                 rank_, user_connect);
+  }
+  if (user_connect == nullptr) setenv("NCCL_RUNTIME_CONNECT", "0", 1);
+  struct RestoreEnvironment {
+    bool set;
+    ~RestoreEnvironment() {
+      if (set) unsetenv("NCCL_RUNTIME_CONNECT");
+    }
+  } restore{user_connect == nullptr};
   ncclUniqueId id{};
   exchangeUniqueId(waiter, &id);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -108,7 +148,7 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Wait
   const ncclResult_t started = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
   try {
     complete(started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
-    splitFastCommunicator(waiter);
+    if (split_allowed) splitFastCommunicator(waiter);
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
@@ -119,40 +159,44 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 1;
   config.commName = "synk-fast";
-  // Under the parent's non-blocking mode the split runs as an NCCL job thread that writes the
-  // child's handle only when it completes (NCCL marks the child, which we cannot see yet, in
-  // progress): the handle arriving is the completion, awaited with the Waiter and a bound.
-  const ncclResult_t started = ncclCommSplit(comm_, 0, rank_, &fast_, &config);
-  bool ready = started == ncclSuccess || started == ncclInProgress;
-  if (ready) {
-    const auto bound = std::min(waiter.deadline(), Clock::now() + kSplitBound);
-    ncclResult_t state = ncclInProgress;
-    pollUntil(waiter, rank_, "ncclCommSplit (creating the blocking communicator)", [&] {
-      if (ncclComm_t child = __atomic_load_n(&fast_, __ATOMIC_ACQUIRE)) {
-        ncclCommGetAsyncError(child, &state);
-      } else {
-        ncclResult_t parent = ncclSuccess;
-        ncclCommGetAsyncError(comm_, &parent);
-        if (parent != ncclSuccess && parent != ncclInProgress) state = parent;
-      }
-      if (state == ncclInProgress && Clock::now() >= bound) state = ncclInternalError;
-      return state != ncclInProgress;
-    });
-    ready = __atomic_load_n(&fast_, __ATOMIC_ACQUIRE) != nullptr && state == ncclSuccess;
+  // Under the parent's non-blocking mode the split is a job of the parent, run on an NCCL
+  // thread that writes the child's handle into `slot` when it finishes. If we stop waiting
+  // first, that thread may still write it later: the slot is then leaked, never freed under it.
+  auto* slot = new ncclComm_t(nullptr);
+  const ncclResult_t started = ncclCommSplit(comm_, 0, rank_, slot, &config);
+  std::string why;
+  if (started == ncclSuccess || started == ncclInProgress) {
+    // The parent's state carries the job's outcome, and reading it joins the job (until then
+    // the parent refuses every other call). A failure or a timeout here is fatal: the parent is
+    // unusable or busy, so there is nothing to fall back to (the caller aborts it).
+    Waiter bounded(group_.control(), &group_,
+                   std::min(waiter.deadline(), Clock::now() + kSplitBound), waiter.what());
+    complete(comm_, started, "ncclCommSplit (creating the blocking communicator)", bounded);
+    fast_ = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    delete slot;
+    ncclResult_t child = ncclInternalError;
+    if (fast_ == nullptr) {
+      why = "the split returned no communicator";
+    } else if (ncclCommGetAsyncError(fast_, &child) != ncclSuccess || child != ncclSuccess) {
+      why = str("the new communicator reports ", ncclGetErrorString(child));
+    }
+  } else {
+    delete slot;  // refused before any job started
+    why = ncclGetErrorString(started);
   }
   // Use it only if every rank has it: ranks on different communicators would never match up.
-  if (group_.barrier().arrive(waiter, BarrierSite::Exchange, ready)) return;
+  if (group_.barrier().arrive(waiter, BarrierSite::Exchange, why.empty())) return;
   std::fprintf(stderr,
-               "synk: rank %d: a rank could not create the blocking NCCL communicator (%s); "
+               "synk: rank %d: a rank could not create the blocking NCCL communicator (here: %s); "
                "collectives use the non-blocking one (slower per call)\n",
-               rank_, ncclGetErrorString(started));
-  if (fast_ != nullptr) abortWithin(fast_, kAbortBound, rank_);
+               rank_, why.empty() ? "created" : why.c_str());
+  if (fast_ != nullptr) abortWithin(fast_, nullptr, kAbortBound, rank_);
   fast_ = nullptr;
 }
 
 NcclCommunicator::~NcclCommunicator() {
   if (comm_ == nullptr && fast_ == nullptr) return;
-  device_.attachNccl(nullptr);
+  device_.attachNccl(nullptr, nullptr);
   // Unwinding after an error, or the session is going down: peers may never finalize.
   if (group_.aborted() || std::uncaught_exceptions() > 0) {
     abort();
@@ -198,10 +242,13 @@ void NcclCommunicator::finalize() noexcept {
       // Idle on every rank now: aborting frees it without waiting for anyone.
       const ncclComm_t fast = fast_;
       fast_ = nullptr;
-      abortWithin(fast, kAbortBound, rank_);
+      abortWithin(fast, nullptr, kAbortBound, rank_);
     }
-    SYNK_NCCL_CHECK(ncclCommDestroy(comm_));  // state is ncclSuccess: does not block
+    // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
+    // may be freed, and abort() must not touch it.
+    const ncclComm_t comm = comm_;
     comm_ = nullptr;
+    SYNK_NCCL_CHECK(ncclCommDestroy(comm));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "synk: rank %d: closing NCCL failed (%s); aborting the communicator\n",
                  rank_, e.what());
@@ -212,13 +259,15 @@ void NcclCommunicator::finalize() noexcept {
 void NcclCommunicator::abort() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
   aborted_ = true;
-  device_.attachNccl(nullptr);
+  device_.attachNccl(nullptr, nullptr);
   const ncclComm_t fast = fast_;
   const ncclComm_t comm = comm_;
   fast_ = nullptr;
   comm_ = nullptr;
-  if (fast != nullptr) abortWithin(fast, kAbortBound, rank_);
-  if (comm != nullptr) abortWithin(comm, kAbortBound, rank_);
+  abortWithin(fast, comm, kAbortBound, rank_);  // the child before its parent
+  // The stream may hold work that never finishes (a collective whose peer is gone): nothing
+  // after this may wait for it, the device's own teardown included.
+  device_.markAborted();
 }
 
 bool NcclCommunicator::drainStream() noexcept {

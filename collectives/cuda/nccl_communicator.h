@@ -63,6 +63,8 @@ class NcclCommunicator final : public Communicator {
 
   // The communicator collectives run on (handed to plugins too).
   ncclComm_t comm() const { return fast_ != nullptr ? fast_ : comm_; }
+  // The non-blocking communicator (gather's send/recv run on it); comm() when there is no child.
+  ncclComm_t parent() const { return comm_; }
   // ncclCommAbort, waiting at most kAbortBound for it; idempotent. The process must exit next.
   void abort() noexcept;
   // Forgets the communicator without calling NCCL (the CUDA runtime is already gone at exit).

@@ -35,9 +35,11 @@ class PinnedBounce {
   void dropPending() { pending_.clear(); }
   // After an abort: never call CUDA again (cudaFreeHost could wait on a hung GPU).
   void abandon() { abandoned_ = true; }
-  bool idle() const { return busy_.empty(); }
 
-  static constexpr size_t kKeepBytes = size_t{256} << 20;
+  // Cached between calls. A pageable copy larger than this allocates its pinned buffer per call
+  // and frees it at the next synchronize; cudaFreeHost waits for the whole device, so this is
+  // kept large enough for the variables a call reads back (pinned memory is plentiful here).
+  static constexpr size_t kKeepBytes = size_t{1} << 30;
   // Copies up to this size share 1 MiB slabs (bump allocation), so many small copies between two
   // synchronize() calls (row lists, scalars) do not take a buffer each.
   static constexpr size_t kSmallBytes = size_t{64} << 10;
