@@ -117,7 +117,7 @@ typedef struct synk_variable_decl {
   uint32_t struct_size;
   int32_t dtype;     /* SYNK_DTYPE_* */
   int32_t kind;      /* SYNK_VARIABLE_* */
-  int32_t reduction; /* SYNK_REDUCTION_*; used by rank_local only */
+  int32_t reduction; /* SYNK_REDUCTION_*, checked on every kind; used by rank_local only */
   const char* name;
   int32_t ndim;           /* 0 .. SYNK_PLUGIN_MAX_NDIM */
   const int64_t* shape;   /* ndim dimensions, each >= 0; may be NULL when ndim == 0 */
@@ -160,7 +160,10 @@ typedef struct synk_device_info {
   int32_t n_ranks;
   void* stream; /* cudaStream_t every call's work must be ordered on; NULL on the host */
   void* blas;   /* cublasHandle_t bound to that stream; NULL on the host */
-  void* comm;   /* ncclComm_t of the session, when NCCL is in use; else NULL */
+  /* ncclComm_t of the session when NCCL is in use, else NULL. Normally a blocking communicator
+   * whose channels are all connected: run collectives on it, never ncclSend/ncclRecv (they
+   * connect peers lazily, inside a call that no deadline can end). */
+  void* comm;
 } synk_device_info;
 
 /* Services the host lends the instance. The struct, `host` and the handles in synk_device_info
@@ -171,7 +174,9 @@ typedef struct synk_host_services {
   /* Thread-safe; the message is copied. */
   void (*log)(void* host, int32_t level, const char* message);
   /* Device memory of this rank (host memory on the host device), 256-byte aligned; NULL when
-   * exhausted. Release with `release`; the host releases what is left after destroy. */
+   * exhausted. Release with `release`; the host releases what is left after destroy. Call
+   * allocate and release from the thread that calls the instance (they are not thread-safe).
+   * After a session abort `destroy` is not called: the GPU may never finish queued work. */
   void* (*allocate)(void* host, uint64_t bytes);
   void (*release)(void* host, void* pointer);
 } synk_host_services;

@@ -29,6 +29,8 @@ struct OutputRequests {
       } catch (...) {
       }
       return nullptr;
+    } catch (...) {  // noexcept: nothing may escape to the plugin
+      return nullptr;
     }
   }
 

@@ -74,6 +74,12 @@ DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
 }
 
 DllModelInstance::~DllModelInstance() {
+  if (info_.device->aborted()) {
+    // The plugin's teardown (cudaFree, a stream sync) could wait forever on a GPU whose work
+    // will never finish: leave the instance to the process exit.
+    logLine(SYNK_LOG_WARNING, "not destroyed: the session was aborted");
+    return;
+  }
   library_->table().destroy(instance_);
   releaseLeftovers();
 }
@@ -83,7 +89,6 @@ std::string DllModelInstance::prefix() const {
 }
 
 void DllModelInstance::releaseLeftovers() noexcept {
-  std::lock_guard<std::mutex> lock(allocations_mutex_);
   if (allocations_.empty()) return;
   logLine(SYNK_LOG_WARNING, allocations_.size(),
           " device allocation(s) not released by the plugin; the host releases them");
@@ -101,7 +106,6 @@ void* DllModelInstance::allocate(void* host, uint64_t bytes) noexcept {
   void* pointer = nullptr;
   try {
     pointer = self->info_.device->allocate(bytes);
-    std::lock_guard<std::mutex> lock(self->allocations_mutex_);
     self->allocations_.insert(pointer);
     return pointer;
   } catch (const std::exception& e) {
@@ -116,7 +120,6 @@ void DllModelInstance::release(void* host, void* pointer) noexcept {
   auto* self = static_cast<DllModelInstance*>(host);
   if (!pointer) return;
   {
-    std::lock_guard<std::mutex> lock(self->allocations_mutex_);
     if (self->allocations_.erase(pointer) == 0) {
       self->logLine(SYNK_LOG_ERROR, "release() of a pointer allocate() did not return; ignored");
       return;

@@ -1,7 +1,6 @@
 #pragma once
 // A loaded plugin as a core LoadedModel, and one rank's instance of it (private to plugins/host).
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -77,8 +76,9 @@ class DllModelInstance final : public ModelInstance {
   // Lent to the plugin from create until destroy returns (the ABI promises that lifetime).
   synk_device_info device_info_{};
   synk_host_services services_{};
-  std::mutex allocations_mutex_;
-  std::unordered_set<void*> allocations_;  // what the plugin allocated and has not released
+  // What the plugin allocated and has not released (the ABI: allocate/release on the calling
+  // thread only, so no lock).
+  std::unordered_set<void*> allocations_;
   void* instance_ = nullptr;
 };
 
