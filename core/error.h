@@ -1,7 +1,7 @@
 #pragma once
 // The one exception hierarchy of synk and its check macros.
 //
-// Recovery contract (core/README.md, "Errors"):
+// Recovery contract (core/README.md, "Waits, deadlines, faults"):
 //   InvalidArgument, UsageError, RankError, PluginError: nothing changed anywhere; the session
 //     stays usable.
 //   Timeout, PeerFailure: the session is aborted (workers gone, shared memory removed); every

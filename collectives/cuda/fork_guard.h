@@ -1,7 +1,7 @@
 #pragma once
 // The fork guard of the CUDA backend: CUDA state does not survive fork() (CUDA C++ guidelines,
-// rule CUDA-1.6; research-reliability.md section 3), so the master must not have initialised
-// CUDA when it forks the ranks.
+// rule CUDA-1.6; ../shared/notes/research-reliability.md section 3), so the master must not have
+// initialised CUDA when it forks the ranks.
 //
 // Method (never initialises CUDA itself): dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_NOW) returns
 // the driver library only if this process already loaded it (glibc matches the soname, so a

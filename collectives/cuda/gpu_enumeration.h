@@ -1,6 +1,6 @@
 #pragma once
 // Counting GPUs in the master WITHOUT initialising CUDA in it (the master forks afterwards, and
-// CUDA state does not survive fork: research-reliability.md section 3).
+// CUDA state does not survive fork: ../shared/notes/research-reliability.md section 3).
 //
 // Method, in order:
 //   1. /proc/driver/nvidia/gpus/<pci bus id>/ has one entry per GPU the driver exposes to this

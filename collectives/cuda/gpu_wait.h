@@ -1,10 +1,11 @@
 #pragma once
-// The one wait loop of the CUDA backend. CUDA and NCCL never learn that an intra-node peer died
-// (NVIDIA/nccl #279, experiment E1 in research-reliability.md section 1.1): a collective whose
-// peer is gone simply never completes. So no call here ever blocks inside CUDA or NCCL
-// (cudaStreamSynchronize, a blocking communicator); every wait polls its condition and, between
-// polls, the Waiter, which throws as soon as the master has marked the session aborted or a peer
-// is found dead, and aborts the session with Timeout once the deadline has passed.
+// The wait loop of every step of the CUDA backend (close has its own bounded loops). CUDA and
+// NCCL never learn that an intra-node peer died (NVIDIA/nccl #279, experiment E1 in
+// ../shared/notes/research-reliability.md section 1.1): a collective whose peer is gone simply
+// never completes. So no wait here blocks inside CUDA or NCCL (cudaStreamSynchronize, a
+// communicator call that waits): every wait polls its condition and, between polls, the Waiter,
+// which throws as soon as the master has marked the session aborted or a peer is found dead, and
+// aborts the session with Timeout once the deadline has passed.
 #include <chrono>
 #include <string>
 #include <thread>

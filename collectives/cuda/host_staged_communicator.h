@@ -5,8 +5,8 @@
 //
 // Staging buffers come from the rank's ShmHeap, whose segments the backend pins with
 // cudaHostRegister as they are created (ShmHeap::setSegmentObserver), so both copies are pinned
-// DMA at ~55 GB/s (ANCHORS.md) and the shm collective reads them in place (no further copy).
-// They are reused across calls and grow on demand (doubling), never per call.
+// DMA at ~55 GB/s (../shared/ANCHORS.md) and the shm collective reads them in place (no further
+// copy). They are reused across calls and grow on demand (doubling), never per call.
 //
 // Results equal the NCCL path's whenever the arithmetic is exact (the shm reduction adds in rank
 // order, NCCL in ring/tree order; float rounding may differ in the last place otherwise).

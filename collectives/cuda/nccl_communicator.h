@@ -8,13 +8,14 @@
 // can be called at any point (NCCL user guide, "Fault Tolerance"): every call may answer
 // ncclInProgress, and is then polled (ncclCommGetAsyncError) to completion with the Waiter.
 //
-// Fault contract. NCCL does not notice a dead intra-node peer (research-reliability.md 1.1): a
-// collective whose peer died never completes and ncclCommGetAsyncError keeps saying ncclSuccess.
-// The master notices the death (waitpid) and marks the session aborted; every survivor is
-// waiting in a poll loop (CudaDevice::synchronize, or here), whose Waiter::check() throws; the
-// runtime then calls Backend::abort(), which calls abort() here: ncclCommAbort, bounded by
-// kAbortBound (NCCL issues #829/#1777: abort itself can hang), after which the process exits.
-// Every surviving rank must abort, never destroy, its communicator (NVIDIA/nccl #863).
+// Fault contract. NCCL does not notice a dead intra-node peer
+// (../shared/notes/research-reliability.md 1.1): a collective whose peer died never completes and
+// ncclCommGetAsyncError keeps saying ncclSuccess. The master notices the death (waitpid) and marks
+// the session aborted; every survivor is waiting in a poll loop (CudaDevice::synchronize, or here),
+// whose Waiter::check() throws; the runtime then calls Backend::abort(), which calls abort() here:
+// ncclCommAbort, bounded by kAbortBound (NCCL issues #829/#1777: abort itself can hang), after
+// which the process exits. Every surviving rank must abort, never destroy, its communicator
+// (NVIDIA/nccl #863).
 //
 // Two communicators. A non-blocking communicator launches every operation from a helper thread
 // (NCCL 2.28: ~55 us per call, measured), so collectives run on `fast_`, a child split off the
