@@ -4,6 +4,7 @@
 #include "plugins/host/dll_model_loader.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -50,7 +51,9 @@ TEST_CASE("a directory is not a shared library", "[plugins]") {
 }
 
 TEST_CASE("a file that is not a shared library gives dlerror's reason", "[plugins]") {
-  const auto dir = std::filesystem::temp_directory_path() / "synk_plugin_loader_test";
+  // Per process: build trees tested side by side must not remove each other's file.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("synk_plugin_loader_test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const auto file = dir / "libnot_a_library.so";
   std::ofstream(file) << std::string(256, 'x') << "\n";
