@@ -86,9 +86,6 @@ struct CollectiveRequest {
   }
 };
 
-// Variables per shape exchange: what fits the control block's exchange area.
-constexpr size_t kVarsPerExchange = 256;
-
 Shape trailing(const Shape& shape) {
   return Shape(shape.begin() + 1, shape.end());
 }
@@ -157,9 +154,7 @@ class CollectiveExecution {
       if (!shape.empty()) shape[0] = mine.size();
       VariableStorage& v = var(k);
       core_.reshapeStorage(v, shape);
-      const size_t row_bytes =
-          shape.empty() ? dtypeSize(src.dtype)
-                        : static_cast<size_t>(numElements(trailing(shape))) * dtypeSize(src.dtype);
+      const size_t row_bytes = rowBytes(shape, src.dtype);
       const size_t bytes = static_cast<size_t>(mine.size()) * row_bytes;
       if (bytes == 0) continue;
       std::byte* base = core_.blobs().attach(src.blob);
@@ -189,43 +184,72 @@ class CollectiveExecution {
     return {};
   }
 
-  // The collectives that need every rank's shapes first.
+  // The collectives that need every rank's shapes first. Every shape is exchanged and checked
+  // before any variable moves: a bad shape anywhere fails the whole call with nothing changed.
   Status shaped() {
-    std::vector<Array>& results = core_.results();
-    for (size_t begin = 0; begin < request_.vars.size(); begin += kVarsPerExchange) {
-      const size_t end = std::min(request_.vars.size(), begin + kVarsPerExchange);
-      ByteWriter mine;
-      for (size_t k = begin; k < end; ++k)
-        mine.putVector(var(k).shape);
-      ExchangeResult all = exchange(core_.group().barrier(), waiter_, true, mine);
-      std::vector<std::vector<Shape>> shapes(end - begin, std::vector<Shape>(core_.size()));
-      for (int r = 0; r < core_.size(); ++r) {
-        for (size_t k = begin; k < end; ++k)
-          shapes[k - begin][r] = all.from[r].getVector<int64_t>();
-      }
-      // Every rank checks the same shapes, so all return the same error before any collective.
-      for (size_t k = begin; k < end; ++k) {
-        const Status ok = checkShapes(k, shapes[k - begin]);
-        if (!ok.ok()) return ok;
-      }
-      for (size_t k = begin; k < end; ++k)
-        runOne(k, shapes[k - begin], results);
+    std::vector<std::vector<Shape>> shapes;
+    if (Status ok = exchangeShapes(shapes); !ok.ok()) return ok;
+    // Every rank checks the same shapes, so all return the same error before any collective.
+    for (size_t k = 0; k < request_.vars.size(); ++k) {
+      const Status ok = checkShapes(k, shapes[k]);
+      if (!ok.ok()) return ok;
     }
+    std::vector<Array>& results = core_.results();
+    for (size_t k = 0; k < request_.vars.size(); ++k)
+      runOne(k, shapes[k], results);
     // Only results copied to the host need the device to finish; an all_reduce stays queued on
     // the device (stream-ordered before anything that reads the variable later).
     if (copied_to_host_) device_.synchronize(waiter_);
     return {};
   }
 
+  // shapes[k][r]: rank r's shape of variable k. Exchanged in rounds that fit the exchange area:
+  // each rank sends as many shapes as fit (their sizes differ by rank), and a round counts the
+  // fewest any rank sent, so every rank moves on by the same number.
+  Status exchangeShapes(std::vector<std::vector<Shape>>& shapes) {
+    const size_t n_vars = request_.vars.size();
+    const int n = core_.size();
+    shapes.assign(n_vars, std::vector<Shape>(static_cast<size_t>(n)));
+    for (size_t begin = 0; begin < n_vars;) {
+      ByteWriter shapes_here;
+      uint64_t sent = 0;
+      for (size_t k = begin; k < n_vars; ++k) {
+        // The count, the shapes so far, this one, and the exchange's own size field must fit.
+        const size_t bytes = sizeof(uint64_t) * (1 + var(k).shape.size());
+        if (3 * sizeof(uint64_t) + shapes_here.size() + bytes > kExchangeBytes) break;
+        shapes_here.putVector(var(k).shape);
+        ++sent;
+      }
+      ByteWriter mine;
+      mine.put<uint64_t>(sent);
+      mine.append(shapes_here.data(), shapes_here.size());
+      ExchangeResult all = exchange(core_.group().barrier(), waiter_, true, mine);
+      uint64_t taken = sent;
+      for (int r = 0; r < n; ++r)
+        taken = std::min(taken, all.from[r].get<uint64_t>());
+      if (taken == 0) {
+        return Status::invalid(str(kindName(request_.kind), " of variable '", varName(begin),
+                                   "': its shape has too many dimensions to exchange"));
+      }
+      for (int r = 0; r < n; ++r) {
+        for (uint64_t j = 0; j < taken; ++j)
+          shapes[begin + j][r] = all.from[r].getVector<int64_t>();
+      }
+      begin += taken;
+    }
+    return {};
+  }
+
   Status checkShapes(size_t k, const std::vector<Shape>& shapes) {
-    const std::string where = str(kindName(request_.kind), " of variable '", varName(k), "'");
+    // Built only for an error: the check runs on every rank at every collective.
+    auto where = [&] { return str(kindName(request_.kind), " of variable '", varName(k), "'"); };
     auto describe = [&](int r) { return str(shapeString(shapes[r]), " on rank ", r); };
     switch (request_.kind) {
       case CollectiveKind::Reduce:
       case CollectiveKind::AllReduce:
         for (int r = 1; r < core_.size(); ++r) {
           if (shapes[r] != shapes[0]) {
-            return Status::invalid(str(where, ": shapes differ: ", describe(0), ", ", describe(r),
+            return Status::invalid(str(where(), ": shapes differ: ", describe(0), ", ", describe(r),
                                        " (reduce needs equal shapes)"));
           }
         }
@@ -234,8 +258,8 @@ class CollectiveExecution {
         if (request_.nd_up == 1) {
           for (int r = 1; r < core_.size(); ++r) {
             if (shapes[r] != shapes[0]) {
-              return Status::invalid(str(where, " with nd_up=1: shapes differ: ", describe(0), ", ",
-                                         describe(r),
+              return Status::invalid(str(where(), " with nd_up=1: shapes differ: ", describe(0),
+                                         ", ", describe(r),
                                          " (stacking needs equal shapes; nd_up=0 "
                                          "concatenates unequal lengths)"));
             }
@@ -246,10 +270,10 @@ class CollectiveExecution {
       case CollectiveKind::AllGather:
         for (int r = 0; r < core_.size(); ++r) {
           if (shapes[r].empty()) {
-            return Status::invalid(str(where, ": a scalar cannot be concatenated along axis 0"));
+            return Status::invalid(str(where(), ": a scalar cannot be concatenated along axis 0"));
           }
           if (trailing(shapes[r]) != trailing(shapes[0])) {
-            return Status::invalid(str(where, ": trailing dimensions differ: ", describe(0), ", ",
+            return Status::invalid(str(where(), ": trailing dimensions differ: ", describe(0), ", ",
                                        describe(r),
                                        " (concatenation along axis 0 needs equal "
                                        "trailing dimensions)"));
@@ -408,7 +432,7 @@ void addSources(SessionCore& core, CollectiveRequest& request, const std::vector
     }
     if (!batch.isAll()) {
       if (d.ndim() == 0) throw InvalidArgument(str(where, ": batch given for a scalar"));
-      batch.check(d.shape()[0], str(where, ": batch for ", d.label()));
+      batch.check(d.shape()[0], [&] { return str(where, ": batch for ", d.label()); });
     }
     request.values.push_back({d.ref(), d.dtype(), d.shape(), 0});
   }
