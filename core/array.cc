@@ -29,6 +29,11 @@ size_t byteCount(int64_t elements, DType dtype) {
   return bytes;
 }
 
+size_t rowBytes(const Shape& shape, DType dtype) {
+  if (shape.empty()) return dtypeSize(dtype);
+  return static_cast<size_t>(numElements(Shape(shape.begin() + 1, shape.end()))) * dtypeSize(dtype);
+}
+
 std::string shapeString(const Shape& shape) {
   std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i)

@@ -19,6 +19,9 @@ using Shape = std::vector<int64_t>;
 int64_t numElements(const Shape& shape);
 // elements * dtypeSize, throwing InvalidArgument on overflow (or past 2^60 bytes).
 size_t byteCount(int64_t elements, DType dtype);
+// Bytes of one row (one element along axis 0) of an array of `shape`: the product of the
+// trailing dimensions times the element size; a scalar is one element.
+size_t rowBytes(const Shape& shape, DType dtype);
 std::string shapeString(const Shape& shape);  // "(100, 10)", "()" for a scalar
 
 template <typename T>

@@ -42,7 +42,7 @@ int64_t checkBatch(const FunctionSpec& spec, const FunctionBinding& b,
     if (b.broadcast[i]) continue;
     const int64_t length = data[i]->shape()[0];
     if (!data[i]->minibatch()) {
-      batch.check(length, str("batch for ", inputLabel(spec, i)));
+      batch.check(length, [&] { return str("batch for ", inputLabel(spec, i)); });
       continue;
     }
     // Minibatch data is indexed relative to the batch's first row.
@@ -57,8 +57,8 @@ int64_t checkBatch(const FunctionSpec& spec, const FunctionBinding& b,
 
 void checkBatchS(const FunctionSpec& spec, const FunctionBinding& b, const CallOptions& options,
                  int64_t batch_rows, int n_ranks) {
-  const std::string where = str("function '", spec.name, "'");
   if (options.batch_s.empty()) return;
+  const std::string where = str("function '", spec.name, "'");
   if (!b.hasSliceableReads()) {
     throw InvalidArgument(str(where,
                               ": batch_s given but the function has no sliceable "
@@ -115,6 +115,8 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
   std::vector<const DataImpl*> data;
   CallRequest request;
   request.function = id;
+  // The checks of resolve(Data), inline: resolve() takes its message prefix ready-made, and
+  // formatting one per input on every call is what this path must not do.
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) throw InvalidArgument(str(inputLabel(spec, i), ": empty Data handle"));
     const DataImpl& d = inputs[i].impl();

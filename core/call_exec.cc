@@ -90,9 +90,9 @@ void CallExecution::plan() {
     for (size_t j = 0; j < spec_.reads.size(); ++j) {
       if (!binding_.sliceable[j]) continue;
       const VariableStorage& var = readStorage(j);
-      const std::string var_where =
-          str(where(), ": batch_s for variable '", spec_.reads[j], "' on rank ", rank);
-      batch_s_.check(var.shape[0], var_where);
+      batch_s_.check(var.shape[0], [&] {
+        return str(where(), ": batch_s for variable '", spec_.reads[j], "' on rank ", rank);
+      });
       const int64_t size = batch_s_.size(var.shape[0]);
       if (selected >= 0 && size != selected) {
         throw InvalidArgument(str(where(), ": sliceable variables of unequal length on rank ", rank,
@@ -243,9 +243,7 @@ TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
   const CallInput& in = request_.inputs[i];
   Shape shape = in.shape;
   shape[0] = local.size();
-  const size_t row_bytes =
-      static_cast<size_t>(numElements(in.shape) / std::max<int64_t>(in.shape[0], 1)) *
-      dtypeSize(in.dtype);
+  const size_t row_bytes = rowBytes(in.shape, in.dtype);
   const size_t bytes = static_cast<size_t>(local.size()) * row_bytes;
   std::byte* base = core_.blobs().attach(in.blob);
   // Positions in the batch -> rows of this input (minibatch data counts from the batch's first).
@@ -303,9 +301,7 @@ TensorRef CallExecution::sliceableRead(size_t j, const RowRange& local) {
   const VariableStorage& var = readStorage(j);
   Shape shape = var.shape;
   shape[0] = local.size();
-  const size_t row_bytes =
-      static_cast<size_t>(numElements(var.shape) / std::max<int64_t>(var.shape[0], 1)) *
-      dtypeSize(var.dtype);
+  const size_t row_bytes = rowBytes(var.shape, var.dtype);
   auto* base = static_cast<std::byte*>(var.buffer.data());
   if (batch_s_.isContiguous()) {
     return {base + static_cast<size_t>(batch_s_.rowAt(local.begin)) * row_bytes, var.dtype, shape};

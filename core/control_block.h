@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string_view>
 
 namespace synk {
 
@@ -20,6 +22,13 @@ inline constexpr int kMaxRanks = 64;
 inline constexpr size_t kMessageBytes = 4096;
 inline constexpr size_t kExchangeBytes = 32 * 1024;
 inline constexpr size_t kCommandBytes = 64 * 1024;
+
+// Copies `message` into a kMessageBytes field of the control block, cut to fit, NUL-terminated.
+inline void storeMessage(char (&field)[kMessageBytes], std::string_view message) {
+  const size_t n = message.size() < kMessageBytes ? message.size() : kMessageBytes - 1;
+  std::memcpy(field, message.data(), n);
+  field[n] = '\0';
+}
 
 // Why the session was aborted (ControlBlock::abort).
 enum class AbortReason : uint32_t { None = 0, PeerDied, Timeout, Fatal, Shutdown };

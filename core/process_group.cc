@@ -23,12 +23,6 @@ std::string signalName(int sig) {
              text ? str(": ", text) : std::string(), ")");
 }
 
-void writeSlotMessage(RankSlot& slot, const std::string& message) {
-  const size_t n = std::min(message.size(), kMessageBytes - 1);
-  std::memcpy(slot.message, message.data(), n);
-  slot.message[n] = '\0';
-}
-
 // Pins this process to the rank's CPU, so two spinning ranks never share a core. Best effort:
 // the binding is a performance hint, never a reason to fail.
 void bindToCpu(const std::vector<int>& cpus, int rank) {
@@ -106,7 +100,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
     code = worker_main(*this);
   } catch (const std::exception& e) {
     if (!aborted()) {
-      writeSlotMessage(cb_->slot(rank), e.what());
+      storeMessage(cb_->slot(rank).message, e.what());
       abortSession(*cb_, AbortReason::Fatal, rank, str("rank ", rank, " failed: ", e.what()));
       code = kExitFatal;
     } else {

@@ -91,8 +91,18 @@ int64_t Selection::rowAt(int64_t position) const {
   return position;
 }
 
-void Selection::check(int64_t length, const std::string& where) const {
-  if (kind_ == Kind::All) return;
+bool Selection::fits(int64_t length) const {
+  switch (kind_) {
+    case Kind::All:
+      return true;
+    case Kind::Indices:
+      return std::all_of(rows_.begin(), rows_.end(), [&](int64_t row) { return row < length; });
+    default:
+      return extent() <= length;
+  }
+}
+
+void Selection::throwOutOfRange(int64_t length, const std::string& where) const {
   if (kind_ == Kind::Indices) {
     for (int64_t row : rows_) {
       if (row >= length) {
@@ -100,11 +110,8 @@ void Selection::check(int64_t length, const std::string& where) const {
                                   " (valid: 0..", length - 1, ")"));
       }
     }
-    return;
   }
-  if (extent() > length) {
-    throw InvalidArgument(str(where, ": ", describe(), " is out of range for length ", length));
-  }
+  throw InvalidArgument(str(where, ": ", describe(), " is out of range for length ", length));
 }
 
 std::string Selection::describe() const {

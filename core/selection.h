@@ -45,13 +45,20 @@ class Selection {
   // Row at position `position` of the selection.
   int64_t rowAt(int64_t position) const;
   // Throws InvalidArgument naming `where` unless every selected row is in [0, length).
-  void check(int64_t length, const std::string& where) const;
+  // Throws InvalidArgument, prefixed by where() (called only then: the check runs on every call
+  // and must not format), unless every selected row is < length.
+  template <typename Where>
+  void check(int64_t length, Where&& where) const {
+    if (!fits(length)) throwOutOfRange(length, where());
+  }
+  bool fits(int64_t length) const;
   std::string describe() const;
 
   void write(ByteWriter& out) const;
   static Selection read(ByteReader& in);
 
  private:
+  [[noreturn]] void throwOutOfRange(int64_t length, const std::string& where) const;
   Kind kind_ = Kind::All;
   int64_t start_ = 0;
   int64_t stop_ = 0;

@@ -133,7 +133,8 @@ Model Session::load(const std::string& plugin_path) {
 }
 Function Session::function(const Model& model, const std::string& name,
                            const FunctionOptions& options) {
-  if (model.core_.get() != core_.get() || !model.core_) {
+  if (!model.core_) throw InvalidArgument(str("function '", name, "': empty Model handle"));
+  if (model.core_.get() != core_.get()) {
     throw InvalidArgument(str("function '", name, "': the model belongs to another session"));
   }
   return core().makeFunction(model, name, options);

@@ -15,9 +15,7 @@ SessionCore* g_open_session = nullptr;
 
 void writeSlotStatus(RankSlot& slot, const Status& status) {
   slot.status = static_cast<int32_t>(status.kind);
-  const size_t n = std::min(status.message.size(), kMessageBytes - 1);
-  std::memcpy(slot.message, status.message.data(), n);
-  slot.message[n] = '\0';
+  storeMessage(slot.message, status.message);
 }
 
 }  // namespace

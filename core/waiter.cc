@@ -26,9 +26,7 @@ bool abortSession(ControlBlock& cb, AbortReason reason, int rank, const std::str
   const bool won = cb.abort.compare_exchange_strong(expected, kAbortWriting);
   if (won) {
     cb.abort_rank = rank;
-    const size_t n = std::min(message.size(), kMessageBytes - 1);
-    std::memcpy(cb.abort_message, message.data(), n);
-    cb.abort_message[n] = '\0';
+    storeMessage(cb.abort_message, message);
     cb.abort.store(static_cast<uint32_t>(reason), std::memory_order_release);
   }
   wakeSleepers(cb);
