@@ -85,3 +85,27 @@ TEST_CASE("Data: ranks see new values and reallocations at the next call", "[cor
   }
   CHECK(f({x}).at(0).toVector<int64_t>() == std::vector<int64_t>{300 * 299 / 2});
 }
+
+TEST_CASE("Data: oversize below 1 is refused everywhere and changes nothing", "[core][data]") {
+  Session session = test::forkForTest(2);
+  const auto names_oversize = Contains("oversize must be in [1, 2]");
+  CHECK_THROWS_AS(session.data(Array::vector<float>({1, 2}), {.oversize = 0.5}), InvalidArgument);
+  CHECK_THROWS_WITH(session.data(Array::vector<float>({1, 2}), {.oversize = 0.99}),
+                    names_oversize && Contains("got 0.99"));
+  CHECK_THROWS_WITH(session.data(DType::Float32, Shape{4}, {.oversize = 0}), names_oversize);
+  Data d = session.data(Array::vector<float>({1, 2}), {.name = "d"});
+  REQUIRE(d.allocSize() == 2);
+  CHECK_THROWS_WITH(d.setValue(Array::vector<float>({1, 2, 3, 4}), false, 0.5), names_oversize);
+  CHECK_THROWS_WITH(d.setShape({8}, 0.999), names_oversize);
+  CHECK_THROWS_WITH(d.setLength(8, -1.0), names_oversize);
+  // Refused before anything moved: same contents, same allocation.
+  CHECK(d.shape() == Shape{2});
+  CHECK(d.allocSize() == 2);
+  CHECK(d.value().toVector<float>() == std::vector<float>{1, 2});
+  // The bounds themselves are accepted.
+  d.setShape({4}, 1.0);
+  CHECK(d.allocSize() == 4);
+  d.setShape({5}, 2.0);
+  CHECK(d.allocSize() == 10);
+  CHECK(d.value().toVector<float>() == std::vector<float>{1, 2, 0, 0, 0});
+}

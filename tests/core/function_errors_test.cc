@@ -125,15 +125,15 @@ void checkRankException(int victim) {
 }
 
 TEST_CASE(
-    "an exception in the master's function is raised with rank and message; nothing is "
-    "updated; the session goes on",
+    "an exception in the master's function is raised with rank and message, nothing is "
+    "updated, the session goes on",
     "[core][errors]") {
   checkRankException(0);
 }
 
 TEST_CASE(
-    "an exception in a worker's function is raised with rank and message; nothing is "
-    "updated; the session goes on",
+    "an exception in a worker's function is raised with rank and message, nothing is "
+    "updated, the session goes on",
     "[core][errors]") {
   checkRankException(1);
 }

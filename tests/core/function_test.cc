@@ -1,5 +1,6 @@
 // Function calls: the split policy, every output op, batch and batch_s in every form, slicing
 // with outputs and updates, rank-local and mirrored variables.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <numeric>
 
@@ -46,6 +47,38 @@ std::vector<double> columnSums(const std::vector<double>& flat, int64_t cols) {
   return out;
 }
 
+// op over the rows of x, column by column, in plain loops.
+std::vector<double> columnReduce(const Array& x, ReduceOp op) {
+  const int64_t rows = x.shape()[0], cols = x.shape()[1];
+  std::vector<double> out;
+  for (int64_t j = 0; j < cols; ++j) {
+    double acc = x.get({0, j});
+    for (int64_t i = 1; i < rows; ++i) {
+      const double e = x.get({i, j});
+      if (op == ReduceOp::Sum) acc += e;
+      if (op == ReduceOp::Prod) acc *= e;
+      if (op == ReduceOp::Max) acc = std::max(acc, e);
+      if (op == ReduceOp::Min) acc = std::min(acc, e);
+    }
+    out.push_back(acc);
+  }
+  return out;
+}
+
+std::vector<double> columnMeans(const std::vector<double>& flat, int64_t cols) {
+  std::vector<double> out = columnSums(flat, cols);
+  for (double& e : out)
+    e /= double(flat.size() / size_t(cols));
+  return out;
+}
+
+std::vector<double> columnMeans(const Array& x) {
+  std::vector<double> out = columnReduce(x, ReduceOp::Sum);
+  for (double& e : out)
+    e /= double(x.shape()[0]);
+  return out;
+}
+
 FunctionOptions allOps() {
   return {.outputs = {{"col_sum", "sum"},
                       {"col_prod", "prod"},
@@ -74,35 +107,44 @@ TEST_CASE("split policy: even spread, remainder one each to the first ranks", "[
 }
 
 // One session per test case: a CUDA process may fork only once (so no GENERATE around forks).
-void checkWeightedAvg(int ranks) {
+// shares: the rows each rank gets by the documented split policy.
+void checkWeightedAvg(const std::vector<int64_t>& shares) {
+  const int ranks = static_cast<int>(shares.size());
   Kit kit(ranks);
-  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  FunctionOptions options = allOps();
+  options.outputs["n_rows"] = "gather";  // one row count per rank
+  Function f = kit.session.function(kit.model, "row_stats", options);
   const Array x = table(10);
-  const std::vector<Array> local = f.asLocal({x});
+  const std::vector<double> expected = columnMeans(x);
+  // The data must tell the two averages apart: Synkhronos' equal-weight mean of the ranks'
+  // means differs from the mean over all rows on this split.
+  double unweighted = 0;
+  int64_t begin = 0;
+  for (int64_t share : shares) {
+    double s = 0;
+    for (int64_t i = begin; i < begin + share; ++i)
+      s += x.get({i, 0});
+    unweighted += s / double(share) / ranks;
+    begin += share;
+  }
+  REQUIRE(unweighted != Approx(expected[0]).epsilon(1e-9));
+
   const std::vector<Array> out = f({kit.session.data(x)});
+  CHECK(out[7].toVector<int64_t>() == shares);
   const std::vector<double> mean = out[0].toVector<double>();
-  const std::vector<double> expected = local[0].toVector<double>();
   REQUIRE(mean.size() == 2);
   CHECK(mean[0] == Approx(expected[0]).epsilon(1e-12));
   CHECK(mean[1] == Approx(expected[1]).epsilon(1e-12));
-  // Synkhronos' equal-weight mean of per-rank means is biased on this split; ours is not.
-  double unweighted = 0;
-  for (int r = 0; r < ranks; ++r) {
-    const RowRange part = splitRows(10, ranks, r);
-    double s = 0;
-    for (int64_t i = part.begin; i < part.end; ++i)
-      s += x.get({i, 0});
-    unweighted += s / double(part.size()) / ranks;
-  }
-  CHECK(unweighted != Approx(expected[0]).epsilon(1e-9));
+  const std::vector<double> local = f.asLocal({x}).at(0).toVector<double>();
+  CHECK(local[0] == Approx(expected[0]).epsilon(1e-12));
 }
 
 TEST_CASE("avg is weighted by rows: 10 rows on 3 ranks equal the one-process result", "[core]") {
-  checkWeightedAvg(3);
+  checkWeightedAvg({4, 3, 3});
 }
 
 TEST_CASE("avg is weighted by rows: 10 rows on 4 ranks equal the one-process result", "[core]") {
-  checkWeightedAvg(4);
+  checkWeightedAvg({3, 3, 2, 2});
 }
 
 void checkOutputOps(int master) {
@@ -110,13 +152,19 @@ void checkOutputOps(int master) {
   Function f = kit.session.function(kit.model, "row_stats", allOps());
   const Array x = table(10);
   const std::vector<Array> out = f({kit.session.data(x)});
+  // Columns hold 1, 3, ..., 19 and 2, 4, ..., 20: every sum and product is exact in float64.
+  CHECK(out[1].toVector<double>() == columnReduce(x, ReduceOp::Sum));
+  CHECK(out[2].toVector<double>() == columnReduce(x, ReduceOp::Prod));
+  CHECK(out[3].toVector<double>() == columnReduce(x, ReduceOp::Max));
+  CHECK(out[4].toVector<double>() == columnReduce(x, ReduceOp::Min));
   const std::vector<Array> local = f.asLocal({x});
   for (int o : {1, 2, 3, 4})
     CHECK(out[o].toVector<double>() == local[o].toVector<double>());
   CHECK(out[5].shape() == Shape{10, 2});
   CHECK(out[5].toVector<double>() == selectRows(x, iota(0, 10)));  // rank order = row order
   // none: the master's own value, the first row of its share (4, 3, 3 rows on 3 ranks).
-  CHECK(out[6].toVector<double>() == rowOf(x, splitRows(10, 3, master).begin));
+  const int64_t share_begin[] = {0, 4, 7};
+  CHECK(out[6].toVector<double>() == rowOf(x, share_begin[master]));
   CHECK(out[7].toVector<int64_t>() == std::vector<int64_t>{10});
 }
 
@@ -275,7 +323,7 @@ TEST_CASE("num_slices: outputs accumulate, gather keeps order, none is the last 
   CHECK(f({data}, {.num_slices = 7}).at(5).toVector<double>() == whole[5].toVector<double>());
 }
 
-TEST_CASE("num_slices: every slice sees the original variables; updates apply once", "[core]") {
+TEST_CASE("num_slices: every slice sees the original variables, updates apply once", "[core]") {
   Kit kit(2);
   Function f_sum = kit.session.function(kit.model, "shared_update", {.updates = {{"s", "sum"}}});
   Function f_avg = kit.session.function(kit.model, "shared_update");
@@ -291,14 +339,23 @@ TEST_CASE("num_slices: every slice sees the original variables; updates apply on
 
   Function mean = kit.session.function(kit.model, "mean_update");
   Variable s64 = kit.model.variable("s64");
-  Data x64 = kit.session.data(table(7));
+  const Array t7 = table(7);
+  Data x64 = kit.session.data(t7);
   mean({x64});
   const std::vector<double> once = kit.session.gather({s64}).at(0).toVector<double>();
   kit.session.broadcast({s64}, {Array::vector<double>({1, 1})});
   mean({x64}, {.num_slices = 3});
   const std::vector<double> sliced = kit.session.gather({s64}).at(0).toVector<double>();
-  for (size_t i = 0; i < once.size(); ++i)
-    CHECK(sliced[i] == Approx(once[i]).epsilon(1e-12));
+  // With s = 1 each rank's update is the mean of its rows (rows 0..3 and 4..6 of 7).
+  std::vector<double> means = columnMeans(selectRows(t7, iota(0, 4)), 2);
+  const std::vector<double> rank1 = columnMeans(selectRows(t7, iota(4, 7)), 2);
+  means.insert(means.end(), rank1.begin(), rank1.end());
+  REQUIRE(once.size() == 4);
+  REQUIRE(sliced.size() == 4);
+  for (size_t i = 0; i < once.size(); ++i) {
+    CHECK(once[i] == Approx(means[i]).epsilon(1e-12));
+    CHECK(sliced[i] == Approx(means[i]).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("rank-local variables read as the reduction over ranks", "[core]") {
@@ -316,7 +373,9 @@ TEST_CASE("rank-local variables read as the reduction over ranks", "[core]") {
   const std::vector<double> gathered =
       kit.session.gather({kit.model.variable("acc")}).at(0).toVector<double>();
   const std::vector<double> rank0 = columnSums(selectRows(x, iota(0, 3)), 2);
-  CHECK(gathered[0] == 2 * rank0[0]);
+  const std::vector<double> rank1 = columnSums(selectRows(x, iota(3, 5)), 2);
+  CHECK(gathered == std::vector<double>{2 * rank0[0], 2 * rank0[1], 2 * rank1[0], 2 * rank1[1]});
+  CHECK(kit.session.gather({kit.model.variable("macc")}).at(0).toVector<double>() == gathered);
 }
 
 TEST_CASE("mirrored variables change only through broadcast and all_reduce", "[core]") {
@@ -343,18 +402,142 @@ TEST_CASE("outputs too large to travel inline reduce through the communicator", 
   Function f = kit.session.function(kit.model, "row_stats", allOps());
   const Array x = table(10, 600);
   const std::vector<Array> out = f({kit.session.data(x)});
+  CHECK(out[1].toVector<double>() == columnReduce(x, ReduceOp::Sum));
+  CHECK(out[3].toVector<double>() == columnReduce(x, ReduceOp::Max));
+  CHECK(out[4].toVector<double>() == columnReduce(x, ReduceOp::Min));
+  // Products of values up to 6000 round: partial products per rank differ in the last bits.
+  const std::vector<double> prod = out[2].toVector<double>();
+  const std::vector<double> prod_expected = columnReduce(x, ReduceOp::Prod);
+  REQUIRE(prod.size() == 600);
+  for (size_t j = 0; j < prod.size(); ++j)
+    CHECK(prod[j] == Approx(prod_expected[j]).epsilon(1e-12));
+  const std::vector<double> mean = out[0].toVector<double>();
+  const std::vector<double> expected = columnMeans(x);
+  REQUIRE(mean.size() == 600);
+  for (size_t j = 0; j < mean.size(); ++j)
+    CHECK(mean[j] == Approx(expected[j]).epsilon(1e-12));
   const std::vector<Array> local = f.asLocal({x});
   for (int o : {1, 3, 4})
     CHECK(out[o].toVector<double>() == local[o].toVector<double>());
-  // Products of values up to 6000 round: partial products per rank differ in the last bits.
-  const std::vector<double> prod = out[2].toVector<double>();
-  const std::vector<double> prod_local = local[2].toVector<double>();
-  for (size_t j = 0; j < prod.size(); j += 97)
-    CHECK(prod[j] == Approx(prod_local[j]).epsilon(1e-12));
-  const std::vector<double> mean = out[0].toVector<double>();
-  const std::vector<double> expected = local[0].toVector<double>();
-  REQUIRE(mean.size() == 600);
-  for (size_t j = 0; j < mean.size(); j += 97)
-    CHECK(mean[j] == Approx(expected[j]).epsilon(1e-12));
   CHECK(out[5].toVector<double>() == x.toVector<double>());
+}
+
+namespace {
+
+// x[i][j] = +-(i * cols + j + 1): even columns positive, odd columns negative, so a wrong
+// identity (0 for max on negatives, 0 for min on positives, 0 for prod) changes the result.
+Array signedTable(int64_t rows, int64_t cols) {
+  Array x(DType::Float64, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j)
+      x.as<double>()[i * cols + j] = (j % 2 ? -1.0 : 1.0) * double(i * cols + j + 1);
+  }
+  return x;
+}
+
+// shared_update's update for rows [begin, end) of x (2 columns): sum of x[i][j] * s[j].
+std::vector<float> sharedUpdate(const std::vector<float>& x, const std::vector<float>& s, int begin,
+                                int end) {
+  std::vector<float> next = {0, 0};
+  for (int i = begin; i < end; ++i) {
+    for (int j = 0; j < 2; ++j)
+      next[j] += x[i * 2 + j] * s[j];
+  }
+  return next;
+}
+
+}  // namespace
+
+TEST_CASE("update ops max, min and prod combine the slices of a sliced call on each rank",
+          "[core]") {
+  Kit kit(2);
+  Variable s = kit.model.variable("s");
+  std::vector<float> x;  // 8 x 2: column 0 = 1..8, column 1 = -1..-8
+  for (int i = 0; i < 8; ++i) {
+    x.push_back(float(i + 1));
+    x.push_back(-float(i + 1));
+  }
+  Data data = kit.session.data(Array::of<float>({8, 2}, x));
+  const std::vector<float> s0 = {2, 0.5f};
+  // 8 rows on 2 ranks: rows 0..3 and 4..7; each rank's 4 rows in 3 slices: 2, 1, 1 rows.
+  const std::vector<std::pair<int, int>> slices = {{0, 2}, {2, 3}, {3, 4}};
+  for (const char* op : {"max", "min", "prod"}) {
+    INFO("update op " << op);
+    Function f = kit.session.function(kit.model, "shared_update", {.updates = {{"s", op}}});
+    kit.session.broadcast({s}, {Array::vector<float>(s0)});
+    f({data}, {.num_slices = 3});
+    std::vector<float> expected;
+    for (int r = 0; r < 2; ++r) {
+      std::vector<float> acc;
+      for (const auto& [begin, end] : slices) {
+        const std::vector<float> part = sharedUpdate(x, s0, 4 * r + begin, 4 * r + end);
+        if (acc.empty()) {
+          acc = part;
+          continue;
+        }
+        for (int j = 0; j < 2; ++j) {
+          if (op == std::string("max")) acc[j] = std::max(acc[j], part[j]);
+          if (op == std::string("min")) acc[j] = std::min(acc[j], part[j]);
+          if (op == std::string("prod")) acc[j] *= part[j];
+        }
+      }
+      expected.insert(expected.end(), acc.begin(), acc.end());
+    }
+    CHECK(kit.session.gather({s}).at(0).toVector<float>() == expected);
+  }
+}
+
+TEST_CASE("ranks with an empty share keep their variables and add the op's identity", "[core]") {
+  Kit kit(3);
+  Variable s = kit.model.variable("s");
+  const std::vector<std::vector<float>> before = {{1, 2}, {3, 4}, {5, 6}};
+  for (int r = 0; r < 3; ++r)
+    kit.session.setValue(r, {s}, {kit.session.data(Array::vector<float>(before[r]))});
+  // 2 rows on 3 ranks: rank 0 gets row 0, rank 1 row 1, rank 2 nothing.
+  const std::vector<float> x = {10, 20, 30, 40};
+  Function update = kit.session.function(kit.model, "shared_update");
+  update({kit.session.data(Array::of<float>({2, 2}, x))});
+  std::vector<float> expected = sharedUpdate(x, before[0], 0, 1);
+  const std::vector<float> rank1 = sharedUpdate(x, before[1], 1, 2);
+  expected.insert(expected.end(), rank1.begin(), rank1.end());
+  expected.insert(expected.end(), before[2].begin(), before[2].end());
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == expected);
+
+  // Outputs: small ones reduce inline, 600 columns through the communicator.
+  Function stats = kit.session.function(kit.model, "row_stats", allOps());
+  for (int64_t cols : {2, 600}) {
+    INFO(cols << " columns");
+    const Array t = signedTable(2, cols);
+    const std::vector<Array> out = stats({kit.session.data(t)});
+    CHECK(out[1].toVector<double>() == columnReduce(t, ReduceOp::Sum));
+    CHECK(out[2].toVector<double>() == columnReduce(t, ReduceOp::Prod));
+    CHECK(out[3].toVector<double>() == columnReduce(t, ReduceOp::Max));
+    CHECK(out[4].toVector<double>() == columnReduce(t, ReduceOp::Min));
+    CHECK(out[0].toVector<double>() == columnMeans(t));  // (a + b) / 2 is exact here
+    CHECK(out[5].toVector<double>() == t.toVector<double>());
+    CHECK(out[7].toVector<int64_t>() == std::vector<int64_t>{2});
+  }
+}
+
+TEST_CASE("an output with op none fails clearly when the master's share is empty", "[core]") {
+  Kit kit(3, {.master_rank = 2});  // 2 rows on 3 ranks: the master (rank 2) gets none
+  Function stats = kit.session.function(kit.model, "row_stats", allOps());
+  Data two = kit.session.data(table(2));
+  CHECK_THROWS_AS(stats({two}), InvalidArgument);
+  CHECK_THROWS_WITH(stats({two}), Catch::Contains("output 'first' has op 'none'") &&
+                                      Catch::Contains("master's share of the batch is empty"));
+  // The failed call changed nothing, on the ranks that computed either.
+  Function counted = kit.session.function(kit.model, "fail_on_rank",
+                                          {.broadcast = {"who"}, .outputs = {{"z", "none"}}});
+  Variable count = kit.model.variable("count");
+  Data nobody = kit.session.data(Array::scalar<int32_t>(-1));
+  Data x2 = kit.session.data(Array(DType::Float32, {2, 2}));
+  CHECK_THROWS_WITH(counted({x2, nobody}), Catch::Contains("output 'z' has op 'none'"));
+  CHECK(kit.session.gather({count}).at(0).toVector<int64_t>() == std::vector<int64_t>{0, 0, 0});
+  // With a row for the master the same call works and updates every rank.
+  Data x3 = kit.session.data(Array(DType::Float32, {3, 2}));
+  CHECK(counted({x3, nobody}).at(0).toVector<float>() == std::vector<float>{1});
+  CHECK(kit.session.gather({count}).at(0).toVector<int64_t>() == std::vector<int64_t>{1, 1, 1});
+  const Array three = table(3);
+  CHECK(stats({kit.session.data(three)}).at(6).toVector<double>() == rowOf(three, 2));
 }

@@ -4,8 +4,11 @@
 #include <thread>
 
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/shm_segment.h"
+#include "plugins/abi/synk_plugin.h"
 #include "plugins/synk.h"
 #include "tests/support/rank_fixture.h"
 #include "tests/support/session_fixture.h"
@@ -58,7 +61,7 @@ TEST_CASE("close ends every worker and removes every segment (1 rank)", "[core][
   checkLifecycle(1);
 }
 
-TEST_CASE("fork twice is an error; close ends every worker and removes every segment (2 ranks)",
+TEST_CASE("fork twice is an error, close ends every worker and removes every segment (2 ranks)",
           "[core][session]") {
   checkLifecycle(2);
 }
@@ -101,8 +104,12 @@ TEST_CASE("a plugin that does not load fails in the master, before any rank move
           "[core][session]") {
   Session session = test::forkForTest(2);
   CHECK_THROWS_AS(session.load("/nonexistent/libmodel.so"), PluginError);
-  CHECK_THROWS_WITH(session.load(test::pluginFile("synk_test_raw_abi2")),
-                    Contains("ABI 2.0") && Contains("1."));
+  const std::string abi2 = test::pluginFile("synk_test_raw_abi2");
+  CHECK_THROWS_AS(session.load(abi2), PluginError);
+  CHECK_THROWS_WITH(session.load(abi2),
+                    Contains("libsynk_test_raw_abi2.so was built for synk plugin ABI 2.0") &&
+                        Contains(str("this host supports ", SYNK_PLUGIN_ABI_MAJOR, ".x")) &&
+                        Contains("synk_plugin_abi_version() returned 2.0"));
   session.barrier();  // still usable
 }
 
@@ -145,4 +152,83 @@ TEST_CASE("bind_cpus pins each cpu rank to its own CPU", "[core][session]") {
   CHECK(bound[0] != bound[1]);
   session.close();
   REQUIRE(sched_setaffinity(0, sizeof allowed, &allowed) == 0);  // undo for later cases
+}
+
+namespace {
+
+// Sets the process umask for a scope: with umask 0, a mode left to the umask would show.
+struct UmaskGuard {
+  mode_t old;
+  explicit UmaskGuard(mode_t mask) : old(umask(mask)) {}
+  ~UmaskGuard() { umask(old); }
+};
+
+}  // namespace
+
+TEST_CASE("shared-memory segments of a session are mode 0600 and carry the session's prefix",
+          "[core][session]") {
+  UmaskGuard open_umask(0);
+  Session session = test::forkForTest(2);
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Data d = session.data(Array(DType::Float32, {64, 2}));
+  session.function(model, "noop")({d});
+  const std::string prefix = processShmPrefix(getpid());
+  std::vector<std::filesystem::path> mine;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) mine.push_back(entry.path());
+  }
+  // At least the Data's blob and each rank's heap.
+  CHECK(mine.size() >= 3);
+  CHECK(int(mine.size()) == test::segmentsOfThisProcess());
+  std::string token;  // the session's random token follows the process prefix
+  for (const std::filesystem::path& path : mine) {
+    INFO(path);
+    struct stat st {};
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    CHECK(st.st_uid == geteuid());
+    const std::string rest = path.filename().string().substr(prefix.size());
+    const std::string this_token = rest.substr(0, rest.find('-'));
+    CHECK(!this_token.empty());
+    if (token.empty()) token = this_token;
+    CHECK(this_token == token);
+  }
+  session.close();
+  for (const std::filesystem::path& path : mine)
+    CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("distribute is incremental: models and functions added after a call reach every rank",
+          "[core][session]") {
+  test::Kit kit(2);
+  Variable s = kit.model.variable("s");
+  s.setValue(Array::vector<float>({2, 3}));  // before the first distribute: reaches every rank
+  Function info = kit.session.function(
+      kit.model, "rank_info",
+      {.outputs = {{"rank", "none"}, {"max_rank", "max"}, {"min_rank", "min"}}});
+  CHECK(info({}).at(1).toVector<int64_t>() == std::vector<int64_t>{1});  // distributes implicitly
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == std::vector<float>{2, 3, 2, 3});
+  s.setValue(Array::vector<float>({4, 5}));  // after it: the master's copy only
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == std::vector<float>{4, 5, 2, 3});
+
+  // A function of the distributed model, bound after the call: rank r uses row r of x.
+  const std::vector<float> x = {1, 2, 3, 4};
+  Data data = kit.session.data(Array::of<float>({2, 2}, x));
+  Function update = kit.session.function(kit.model, "shared_update");
+  update({data});
+  const std::vector<float> s_after = {x[0] * 4, x[1] * 5, x[2] * 2, x[3] * 3};
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == s_after);
+
+  // A second model loaded now: the value the master sets before its distribute reaches every
+  // rank, and distributing it leaves the first model's variables alone.
+  Model second = kit.session.load(synk::pluginPath("synk_example_shared_variable"));
+  Variable s2 = second.variable("s");
+  s2.setValue(Array::vector<float>({-1, 0.5f}));
+  Function f = kit.session.function(second, "f");
+  f({data});  // distributes the model and f implicitly
+  CHECK(kit.session.gather({s2}).at(0).toVector<float>() ==
+        std::vector<float>{x[0] * -1, x[1] * 0.5f, x[2] * -1, x[3] * 0.5f});
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == s_after);
+  kit.session.distribute();  // nothing new: changes nothing
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == s_after);
 }

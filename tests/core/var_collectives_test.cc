@@ -1,9 +1,10 @@
 // Shared-variable collectives: every collective and op on every dtype, ranks holding different
 // shapes (exact results or clear errors), scatter/set_value/get_value with batches.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 
-#include "core/host_kernels.h"
 #include "tests/support/session_fixture.h"
 
 using namespace synk;
@@ -15,8 +16,36 @@ namespace {
 const char* kTyped[] = {"var_f32", "var_f64", "var_i32", "var_i64",
                         "var_u8",  "var_f16", "var_bf16"};
 
+// v rounded to nearest-even with `bits` significant bits (the dtype's precision).
+double roundToBits(double v, int bits) {
+  if (v == 0) return v;
+  int exponent = 0;
+  const double fraction = std::frexp(v, &exponent);  // v = fraction * 2^exponent, |f| in [.5, 1)
+  return std::ldexp(std::nearbyint(std::ldexp(fraction, bits)), exponent - bits);
+}
+
+// v as the dtype holds it: integers wrap, floating types keep their significant bits.
+double asStored(double v, DType dtype) {
+  switch (dtype) {
+    case DType::UInt8:
+      return double(int64_t(v) & 0xff);
+    case DType::Int32:
+      return double(int32_t(int64_t(v)));
+    case DType::Int64:
+      return double(int64_t(v));
+    case DType::Float16:
+      return roundToBits(v, 11);
+    case DType::BFloat16:
+      return roundToBits(v, 8);
+    case DType::Float32:
+      return roundToBits(v, 24);
+    default:
+      return v;
+  }
+}
+
 // What op gives over ranks 0..n-1 when rank r holds (r+1)(i+1), computed in double and stored
-// through the dtype like the runtime stores it (integers wrap).
+// through the dtype (integers wrap).
 std::vector<double> expected(ReduceOp op, int n, DType dtype) {
   std::vector<double> out;
   for (int i = 0; i < 4; ++i) {
@@ -32,10 +61,7 @@ std::vector<double> expected(ReduceOp op, int n, DType dtype) {
       if (op == ReduceOp::Min) acc = std::min(acc, v);
     }
     if (op == ReduceOp::Avg) acc /= n;
-    if (dtype == DType::UInt8) acc = double(int64_t(acc) & 0xff);
-    std::byte cell[8];
-    host::storeFromDouble(cell, dtype, acc);
-    out.push_back(host::loadAsDouble(cell, dtype));
+    out.push_back(asStored(acc, dtype));
   }
   return out;
 }
