@@ -222,3 +222,20 @@ TEST_CASE("collective argument errors", "[core][coll][errors]") {
                     Contains("rows [2, 6) is out of range for length 4"));
   CHECK_THROWS_WITH(parseReduceOp("mean", "all_reduce"), Contains("unknown reduce op 'mean'"));
 }
+
+TEST_CASE("a bad shape after many variables fails the call before any variable changes",
+          "[core][coll][errors]") {
+  Kit kit(2);
+  Variable s = kit.model.variable("s");  // [1, 1] on every rank
+  Variable v = kit.model.variable("v");
+  kit.session.scatter({v}, {kit.session.data(Array(DType::Float32, {5, 2}))});  // 3 and 2 rows
+  // More shapes than one exchange carries: every one must be checked before the first moves.
+  std::vector<Variable> vars(3000, s);
+  vars.push_back(v);
+  CHECK_THROWS_WITH(kit.session.allReduce(vars, ReduceOp::Sum),
+                    Contains("variable 'v'") && Contains("reduce needs equal shapes"));
+  CHECK(kit.session.gather({s}, 1).at(0).toVector<float>() == std::vector<float>{1, 1, 1, 1});
+  vars.pop_back();  // the same call without the bad variable runs every all_reduce
+  kit.session.allReduce(vars, ReduceOp::Max);
+  CHECK(kit.session.gather({s}, 1).at(0).toVector<float>() == std::vector<float>{1, 1, 1, 1});
+}
