@@ -16,7 +16,8 @@ namespace {
 struct OutputRequests {
   CallFrame* frame;
   const FunctionSpec* fn;
-  std::vector<bool> allocated;
+  std::vector<bool>& allocated;
+  Shape& dims;
   std::string error;
 
   static void* allocate(void* host, uint32_t index, int32_t ndim, const int64_t* shape) noexcept {
@@ -46,7 +47,7 @@ struct OutputRequests {
                                 " dimensions; allocate_output asked for ", ndim));
     }
     if (ndim > 0 && !shape) throw InvalidArgument(str("output '", out.name, "': shape is NULL"));
-    const Shape dims(shape, shape + ndim);
+    dims.assign(shape, shape + ndim);
     for (int64_t dim : dims) {
       if (dim < 0) {
         throw InvalidArgument(
@@ -59,10 +60,11 @@ struct OutputRequests {
   }
 };
 
-// The tensors' shape pointers point into `refs`, which outlives the call.
-std::vector<synk_tensor> toRaw(const std::vector<TensorRef>& refs) {
-  std::vector<synk_tensor> out;
-  out.reserve(refs.size());
+// Fills `out` (reused across calls); the tensors' shape pointers point into `refs`, which
+// outlives the call.
+const std::vector<synk_tensor>& toRaw(const std::vector<TensorRef>& refs,
+                                      std::vector<synk_tensor>& out) {
+  out.clear();
   for (const TensorRef& ref : refs) {
     synk_tensor tensor{};
     tensor.struct_size = sizeof tensor;
@@ -142,10 +144,11 @@ void DllModelInstance::call(CallFrame& frame) {
   }
   const FunctionSpec& fn = spec_->functions[frame.function];
   checkFrame(frame, fn);
-  const std::vector<synk_tensor> inputs = toRaw(frame.inputs);
-  const std::vector<synk_tensor> reads = toRaw(frame.reads);
-  const std::vector<synk_tensor> updates = toRaw(frame.updates);
-  OutputRequests outputs{&frame, &fn, std::vector<bool>(fn.outputs.size(), false), {}};
+  const std::vector<synk_tensor>& inputs = toRaw(frame.inputs, raw_.inputs);
+  const std::vector<synk_tensor>& reads = toRaw(frame.reads, raw_.reads);
+  const std::vector<synk_tensor>& updates = toRaw(frame.updates, raw_.updates);
+  raw_.allocated.assign(fn.outputs.size(), false);
+  OutputRequests outputs{&frame, &fn, raw_.allocated, raw_.dims, {}};
 
   synk_call raw{};
   raw.struct_size = sizeof raw;

@@ -80,6 +80,13 @@ class DllModelInstance final : public ModelInstance {
   // thread only, so no lock).
   std::unordered_set<void*> allocations_;
   void* instance_ = nullptr;
+  // The raw tensors of the call in progress, kept between calls so a call allocates nothing.
+  struct RawCall {
+    std::vector<synk_tensor> inputs, reads, updates;
+    std::vector<bool> allocated;
+    Shape dims;  // the shape allocate_output was asked for
+  };
+  RawCall raw_;
 };
 
 }  // namespace synk::plugin_host
