@@ -11,6 +11,7 @@
 // Device::copy or synchronize observes its result. Busbw factors and algorithms are documented
 // in collectives/README.md.
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.h"
@@ -59,6 +60,14 @@ struct AllGatherArgs {
   std::vector<size_t> counts;
   DType dtype = DType::Float32;
 };
+
+// Argument checks every communicator applies alike (`what` names the backend and operation,
+// "nccl gather"): InvalidArgument on every rank before anything moves.
+void checkRoot(int root, int n_ranks, std::string_view what);
+// Fills `offsets` (reused by the caller across calls) with each rank's element offset in a
+// gather result, plus the total as the last entry; `counts` must hold one count per rank.
+void partOffsets(const std::vector<size_t>& counts, int n_ranks, std::string_view what,
+                 std::vector<size_t>& offsets);
 
 class Communicator {
  public:

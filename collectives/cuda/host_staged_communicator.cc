@@ -34,24 +34,6 @@ void* HostStagedCommunicator::reserve(Staging& staging, size_t bytes) {
   return data;
 }
 
-void HostStagedCommunicator::checkRoot(int root, const char* what) const {
-  if (root < 0 || root >= size_) {
-    throw InvalidArgument(str("host-staged ", what, ": root ", root, " is not a rank of ", size_));
-  }
-}
-
-size_t HostStagedCommunicator::totalCount(const std::vector<size_t>& counts,
-                                          const char* what) const {
-  if (static_cast<int>(counts.size()) != size_) {
-    throw InvalidArgument(
-        str("host-staged ", what, ": ", counts.size(), " counts given for ", size_, " ranks"));
-  }
-  size_t total = 0;
-  for (const size_t count : counts)
-    total += count;
-  return total;
-}
-
 // Runs this rank's staging (checks, copies to the host); if it fails, the rank still takes part
 // in the shm collective as a failed rank, so its peers fail at once, naming it, and stay in step.
 template <typename Stage>
@@ -83,7 +65,7 @@ void HostStagedCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter
 void HostStagedCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkCollectiveOp(args.op, args.dtype, "host-staged reduce");
-  checkRoot(args.root, "reduce");
+  checkRoot(args.root, size_, "host-staged reduce");
   const bool root = rank_ == args.root;
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
@@ -105,7 +87,7 @@ void HostStagedCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
 
 void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
-  checkRoot(args.root, "broadcast");
+  checkRoot(args.root, size_, "host-staged broadcast");
   const bool root = rank_ == args.root;
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
@@ -124,9 +106,10 @@ void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter
 }
 
 void HostStagedCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
-  const size_t total = totalCount(args.counts, "gather");
+  partOffsets(args.counts, size_, "host-staged gather", offsets_);
+  const size_t total = offsets_.back();
   if (total == 0) return;
-  checkRoot(args.root, "gather");
+  checkRoot(args.root, size_, "host-staged gather");
   const bool root = rank_ == args.root;
   const size_t element = dtypeSize(args.dtype);
   const size_t part = args.counts[rank_] * element;
@@ -151,7 +134,8 @@ void HostStagedCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
 }
 
 void HostStagedCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
-  const size_t total = totalCount(args.counts, "all_gather");
+  partOffsets(args.counts, size_, "host-staged all_gather", offsets_);
+  const size_t total = offsets_.back();
   if (total == 0) return;
   const size_t element = dtypeSize(args.dtype);
   const size_t part = args.counts[rank_] * element;

@@ -50,8 +50,6 @@ class HostStagedCommunicator final : public Communicator {
   // A staging buffer of at least `bytes`. Call only after the device was synchronised (a buffer
   // given back to the heap must not be read by a copy still in flight).
   void* reserve(Staging& staging, size_t bytes);
-  size_t totalCount(const std::vector<size_t>& counts, const char* what) const;
-  void checkRoot(int root, const char* what) const;
   template <typename Stage>
   void stage(Waiter& waiter, Stage&& work);
 
@@ -64,6 +62,7 @@ class HostStagedCommunicator final : public Communicator {
   Staging second_;          // the gather results
   GatherArgs gather_args_;  // the staged arguments, reused across calls
   AllGatherArgs all_gather_args_;
+  std::vector<size_t> offsets_;  // only for the counts' total; reused
 };
 
 }  // namespace synk

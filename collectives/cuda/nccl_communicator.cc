@@ -332,19 +332,6 @@ void NcclCommunicator::complete(ncclComm_t comm, ncclResult_t issued, const char
   });
 }
 
-void NcclCommunicator::checkRoot(int root, const char* what) const {
-  if (root < 0 || root >= size_) {
-    throw InvalidArgument(str("nccl ", what, ": root ", root, " is not a rank of ", size_));
-  }
-}
-
-void NcclCommunicator::checkCounts(const std::vector<size_t>& counts, const char* what) const {
-  if (static_cast<int>(counts.size()) != size_) {
-    throw InvalidArgument(
-        str("nccl ", what, ": ", counts.size(), " counts given for ", size_, " ranks"));
-  }
-}
-
 void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkCollectiveOp(args.op, args.dtype, "nccl all_reduce");
@@ -359,7 +346,7 @@ void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
 void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkCollectiveOp(args.op, args.dtype, "nccl reduce");
-  checkRoot(args.root, "reduce");
+  checkRoot(args.root, size_, "nccl reduce");
   if (rank_ == args.root && args.recv == nullptr) {
     throw InvalidArgument("nccl reduce: no receive buffer at the root");
   }
@@ -378,7 +365,7 @@ void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
 
 void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
-  checkRoot(args.root, "broadcast");
+  checkRoot(args.root, size_, "nccl broadcast");
   complete(comm(),
            ncclBroadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
                          comm(), device_.stream()),
@@ -388,11 +375,8 @@ void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
 // On the non-blocking communicator: send/recv connect each peer pair on first use, which must
 // stay abortable.
 void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
-  checkCounts(args.counts, "gather");
-  checkRoot(args.root, "gather");
-  offsets_.assign(1, 0);
-  for (const size_t count : args.counts)
-    offsets_.push_back(offsets_.back() + count);
+  partOffsets(args.counts, size_, "nccl gather", offsets_);
+  checkRoot(args.root, size_, "nccl gather");
   if (offsets_.back() == 0) return;
   const ncclDataType_t type = ncclTypeOf(args.dtype);
   const size_t element = dtypeSize(args.dtype);
@@ -423,10 +407,7 @@ void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
 }
 
 void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
-  checkCounts(args.counts, "all_gather");
-  offsets_.assign(1, 0);
-  for (const size_t count : args.counts)
-    offsets_.push_back(offsets_.back() + count);
+  partOffsets(args.counts, size_, "nccl all_gather", offsets_);
   if (offsets_.back() == 0) return;
   if (args.recv == nullptr) throw InvalidArgument("nccl all_gather: no receive buffer");
   const ncclDataType_t type = ncclTypeOf(args.dtype);

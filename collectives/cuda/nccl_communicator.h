@@ -90,8 +90,6 @@ class NcclCommunicator final : public Communicator {
   void splitFastCommunicator(Waiter& waiter);
   // Waits (bounded, no Waiter: used at close) until the stream has no queued work.
   bool drainStream() noexcept;
-  void checkRoot(int root, const char* what) const;
-  void checkCounts(const std::vector<size_t>& counts, const char* what) const;
   void finalize() noexcept;
 
   ProcessGroup& group_;

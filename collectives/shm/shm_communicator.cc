@@ -54,23 +54,6 @@ size_t roundUp(size_t value, size_t to) {
   return (value + to - 1) / to * to;
 }
 
-void checkRoot(int root, int n, const char* what) {
-  if (root < 0 || root >= n) {
-    throw InvalidArgument(str(what, ": root ", root, " is not a rank of ", n));
-  }
-}
-
-// Element offset of each rank's part in a gather result; the last entry is the total.
-std::vector<size_t> partOffsets(const std::vector<size_t>& counts, int n, const char* what) {
-  if (static_cast<int>(counts.size()) != n) {
-    throw InvalidArgument(str(what, ": ", counts.size(), " counts for ", n, " ranks"));
-  }
-  std::vector<size_t> offsets(counts.size() + 1, 0);
-  for (size_t r = 0; r < counts.size(); ++r)
-    offsets[r + 1] = offsets[r] + counts[r];
-  return offsets;
-}
-
 void requireBuffer(const void* pointer, size_t bytes, const char* what, const char* which) {
   if (bytes > 0 && !pointer) {
     throw InvalidArgument(str(what, ": ", which, " is null but ", bytes, " bytes are needed"));
@@ -244,7 +227,8 @@ void ShmCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
 void ShmCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   waiter.check();
   checkRoot(args.root, n_, "gather");
-  const std::vector<size_t> offsets = partOffsets(args.counts, n_, "gather");
+  partOffsets(args.counts, n_, "gather", offsets_);
+  const std::vector<size_t>& offsets = offsets_;
   const size_t elem = dtypeSize(args.dtype);
   const size_t total = offsets.back() * elem;
   const size_t part = args.counts[rank_] * elem;
@@ -266,7 +250,8 @@ void ShmCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
 
 void ShmCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
   waiter.check();
-  const std::vector<size_t> offsets = partOffsets(args.counts, n_, "allGather");
+  partOffsets(args.counts, n_, "allGather", offsets_);
+  const std::vector<size_t>& offsets = offsets_;
   const size_t elem = dtypeSize(args.dtype);
   const size_t total = offsets.back() * elem;
   const size_t part = args.counts[rank_] * elem;

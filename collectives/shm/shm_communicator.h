@@ -66,6 +66,7 @@ class ShmCommunicator final : public Communicator {
   int rank_;
   int n_;
   Peers peers_;
+  std::vector<size_t> offsets_;  // gather offsets, reused across calls
   // Heap memory that stands in for caller buffers outside the heap; grows, never shrinks.
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
