@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include "core/error.h"
@@ -123,8 +124,21 @@ int SessionCore::workerLoop() {
 void SessionCore::ensureOpen() {
   if (!closed_ && group_ && isMaster() && group_->aborted()) {
     // A failure seen outside a step (a wait while loading or reading a variable), or one no
-    // step has reported yet: finish the abort now, so every later call says why.
+    // step has reported yet (a worker died while the master was idle): finish the abort now.
+    // Unless a call already reported it, this one reports it as what it was (PeerFailure,
+    // Timeout); later calls say "aborted".
+    if (!abort_reason_.empty()) {
+      abortAndClose(abort_reason_);
+      throwClosed();
+    }
+    std::exception_ptr failure;
+    try {
+      throwAborted(group_->control());
+    } catch (...) {
+      failure = std::current_exception();
+    }
     abortAndClose(abortMessage(group_->control()));
+    std::rethrow_exception(failure);
   }
   if (!closed_) return;
   throwClosed();
@@ -252,7 +266,12 @@ void SessionCore::synchronizeOutsideStep(const std::string& what) {
   try {
     device().synchronize(waiter);
   } catch (const std::exception& e) {
-    abortAndClose(e.what());  // a peer died, the deadline passed, or the device failed
+    // A peer died, the deadline passed, or the device failed. Record the abort and stop the
+    // device, but leave the teardown (abortAndClose) to the next call or close(): the caller
+    // still holds device memory and plugin instances that must not outlive the backend.
+    if (!group_->aborted()) abortSession(group_->control(), AbortReason::Fatal, rank(), e.what());
+    if (backend_) backend_->abort();
+    abort_reason_ = e.what();  // reported now, by this throw
     throw;
   }
 }

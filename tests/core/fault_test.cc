@@ -8,6 +8,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "core/shm_segment.h"
@@ -216,4 +217,45 @@ TEST_CASE("the master killed: every worker exits, the next fork sweeps its segme
   // what matters is that after a sweep nothing of the dead master is left.
   sweepStaleSegments();
   CHECK(countSegmentsWithPrefix(processShmPrefix(master)) == 0);
+}
+
+namespace {
+// Waits (bounded) until `pid`, a child of this process, is a zombie: dead, its status not yet
+// collected. The test must not reap it itself: the session's liveness probe does.
+bool becameZombie(int pid) {
+  const auto start = Clock::now();
+  while (secondsSince(start) < 5.0) {
+    std::ifstream stat(str("/proc/", pid, "/stat"));
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') {
+      return true;
+    }
+    std::this_thread::yield();
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("a worker that dies while the master is idle: the next call reports it, then aborted",
+          "[core][fault]") {
+  Session session = test::forkForTest(2);
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Variable s = model.variable("s");
+  const std::vector<int> pids = session.pids();
+  kill(pids[1], SIGKILL);
+  REQUIRE(becameZombie(pids[1]));
+  // A wait outside a step (loading a model) meets the death first: it says what happened ...
+  CHECK_THROWS_MATCHES(session.load(test::pluginFile("synk_example_intro")), PeerFailure,
+                       Catch::Matchers::Predicate<PeerFailure>(
+                           [](const PeerFailure& e) { return e.rank() == 1; }, "rank 1"));
+  // ... the model it was loading and the session's own are released cleanly, and every later
+  // call says the session was aborted, and why.
+  CHECK_THROWS_WITH(session.barrier(),
+                    Contains("aborted") && Contains("rank 1") && Contains("SIGKILL"));
+  CHECK(session.closed());
+  CHECK_THROWS_AS(s.getValue(), UsageError);
+  CHECK(allGone(pids, 0));
+  CHECK(test::segmentsOfThisProcess() == 0);
 }
