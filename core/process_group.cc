@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -139,7 +140,9 @@ bool ProcessGroup::aborted() const {
 
 std::string ProcessGroup::describeExit(int rank, int wait_status) const {
   std::string how;
-  if (WIFSIGNALED(wait_status)) {
+  if (wait_status == kStatusUnknown) {
+    how = "exited; its exit status was collected elsewhere (is SIGCHLD ignored?)";
+  } else if (WIFSIGNALED(wait_status)) {
     how = str("was killed by ", signalName(WTERMSIG(wait_status)));
   } else if (WIFEXITED(wait_status)) {
     how = str("exited with code ", WEXITSTATUS(wait_status));
@@ -160,11 +163,8 @@ void ProcessGroup::check() {
     return;
   }
   for (int r = 0; r < size(); ++r) {
-    if (r == rank_ || reaped_[r]) continue;
     int status = 0;
-    const pid_t got = waitpid(pids_[r], &status, WNOHANG);
-    if (got == pids_[r]) {
-      reaped_[r] = true;
+    if (reap(r, &status)) {
       const bool clean_quit = WIFEXITED(status) && WEXITSTATUS(status) == kExitOk;
       if (!clean_quit || !aborted()) {
         abortSession(*cb_, AbortReason::PeerDied, r, describeExit(r, status));
@@ -174,11 +174,25 @@ void ProcessGroup::check() {
   if (aborted()) throwAborted(*cb_);
 }
 
+bool ProcessGroup::reap(int r, int* status) {
+  if (!outstanding(r)) return false;
+  const pid_t got = waitpid(pids_[r], status, WNOHANG);
+  if (got == pids_[r]) {
+    reaped_[r] = true;
+    return true;
+  }
+  if (got < 0 && errno == ECHILD) {  // reaped by someone else (SIGCHLD ignored): gone all the same
+    reaped_[r] = true;
+    *status = kStatusUnknown;
+    return true;
+  }
+  return false;
+}
+
 void ProcessGroup::reapExited() {
   for (int r = 0; r < size(); ++r) {
-    if (r == rank_ || reaped_[r]) continue;
     int status = 0;
-    if (waitpid(pids_[r], &status, WNOHANG) == pids_[r]) reaped_[r] = true;
+    reap(r, &status);
   }
 }
 
@@ -189,7 +203,7 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
   const auto deadline = Clock::now() + grace;
   auto pending = [&] {
     for (int r = 0; r < size(); ++r) {
-      if (r != rank_ && !reaped_[r]) return true;
+      if (outstanding(r)) return true;
     }
     return false;
   };
@@ -199,7 +213,7 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
     reapExited();
   }
   for (int r = 0; r < size(); ++r) {
-    if (r != rank_ && !reaped_[r]) kill(pids_[r], SIGKILL);
+    if (outstanding(r)) kill(pids_[r], SIGKILL);
   }
   // A process stuck in the kernel (a GPU driver call) dies only when that call returns: wait a
   // bounded time, then leave it to be reaped when this process exits.
@@ -210,7 +224,7 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
     reapExited();
   }
   for (int r = 0; r < size(); ++r) {
-    if (r == rank_ || reaped_[r]) continue;
+    if (!outstanding(r)) continue;
     std::fprintf(stderr, "synk: rank %d (pid %d) did not exit %lld s after SIGKILL; leaving it\n",
                  r, static_cast<int>(pids_[r]),
                  static_cast<long long>(

@@ -81,6 +81,13 @@ class ProcessGroup : public Liveness {
  private:
   ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping);
   [[noreturn]] void runWorker(int rank, const WorkerMain& worker_main);
+  // A worker this master still has to collect: forked (a failed fork leaves pid 0, which
+  // waitpid and kill would take for the whole process group) and not reaped yet.
+  bool outstanding(int r) const { return r != rank_ && !reaped_[r] && pids_[r] > 0; }
+  // Collects worker r if it ended (its wait status in *status, kStatusUnknown when another
+  // waiter took it); false if it is still running or not outstanding.
+  bool reap(int r, int* status);
+  static constexpr int kStatusUnknown = -1;
   void reapExited();
 
   ProcessGroupOptions options_;

@@ -199,6 +199,7 @@ int countSegmentsWithPrefix(const std::string& prefix) {
 
 int sweepStaleSegments() {
   const uid_t me = getuid();
+  if (pidNamespace() == 0) return 0;  // unknown namespace: no pid can be judged dead
   // Only masters of this PID namespace can be judged dead by their pid: a job in another
   // namespace sharing /dev/shm (docker --ipc=host) has pids that mean nothing here.
   return forEachShmEntry(str("synk-", pidNamespace(), "-"), [me](const std::string& name) {
