@@ -30,8 +30,10 @@ size_t byteCount(int64_t elements, DType dtype) {
 }
 
 size_t rowBytes(const Shape& shape, DType dtype) {
-  if (shape.empty()) return dtypeSize(dtype);
-  return static_cast<size_t>(numElements(Shape(shape.begin() + 1, shape.end()))) * dtypeSize(dtype);
+  int64_t per_row = 1;  // no Shape of the trailing dims: this runs per input on every call
+  for (size_t i = 1; i < shape.size(); ++i)
+    per_row *= shape[i];
+  return static_cast<size_t>(per_row) * dtypeSize(dtype);
 }
 
 std::string shapeString(const Shape& shape) {
@@ -54,10 +56,7 @@ int64_t ArrayView::length() const {
 
 size_t ArrayView::rowBytes() const {
   if (shape_.empty()) throw InvalidArgument("a scalar has no rows");
-  int64_t per_row = 1;
-  for (size_t i = 1; i < shape_.size(); ++i)
-    per_row *= shape_[i];
-  return static_cast<size_t>(per_row) * dtypeSize(dtype_);
+  return synk::rowBytes(shape_, dtype_);
 }
 
 ArrayView ArrayView::rows(int64_t begin, int64_t end) const {

@@ -378,9 +378,9 @@ Status CallExecution::agree(ExchangeResult& all) {
   inline_ = true;
   for (int r = 0; r < n; ++r)
     inline_ = all.from[r].get<uint8_t>() != 0 && inline_;
-  inline_bytes_.clear();
-  inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size(), 0));
-  for (int r = 0; inline_ && r < n; ++r) {
+  // Only the master reduces them; the others have no use for a copy.
+  if (inline_ && core_.isMaster()) inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size()));
+  for (int r = 0; inline_ && core_.isMaster() && r < n; ++r) {
     if (!all_computed_[r]) continue;
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       if (!isElementwise(binding_.output_ops[o])) continue;
@@ -489,12 +489,11 @@ void CallExecution::gatherOutput(size_t o, Communicator& comm) {
   const DType dtype = spec_.outputs[o].dtype;
   const size_t esize = dtypeSize(dtype);
   const Shape& ref = agreed_shapes_[o];
-  int64_t row_elems = 1;
-  for (size_t d = 1; d < ref.size(); ++d)
-    row_elems *= ref[d];
+  const size_t row_bytes = rowBytes(ref, dtype);
+  const int64_t row_elems = static_cast<int64_t>(row_bytes / esize);
   DeviceBuffer& acc = scratch_.output_acc[o];
   const int64_t my_rows = acc_shapes_[o].empty() ? 0 : acc_shapes_[o][0];
-  acc.reserve(device_, std::max<size_t>(static_cast<size_t>(my_rows * row_elems) * esize, 1));
+  acc.reserve(device_, std::max<size_t>(static_cast<size_t>(my_rows) * row_bytes, 1));
   size_t at = 0;
   for (size_t k = 0; k < gather_part_shapes_[o].size(); ++k) {
     const size_t bytes = static_cast<size_t>(numElements(gather_part_shapes_[o][k])) * esize;

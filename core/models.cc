@@ -26,6 +26,43 @@ const char* variableKindName(VariableKind kind) {
 namespace synk::detail {
 namespace {
 
+// What ranks must agree on about a model: its variables (name, dtype, ndim, kind) and functions
+// (name, inputs, outputs, reads, updates). Initial values and shapes travel separately.
+std::vector<std::byte> specSignature(const ModelSpec& spec) {
+  ByteWriter out;
+  out.putString(spec.name);
+  out.put<uint64_t>(spec.variables.size());
+  for (const VariableSpec& v : spec.variables) {
+    out.putString(v.name);
+    out.put(v.dtype);
+    out.put<uint64_t>(v.shape.size());
+    out.put(v.kind);
+    out.put(v.local_reduction);
+  }
+  auto tensors = [&](const std::vector<TensorSpec>& list) {
+    out.put<uint64_t>(list.size());
+    for (const TensorSpec& t : list) {
+      out.putString(t.name);
+      out.put(t.dtype);
+      out.put(t.ndim);
+    }
+  };
+  auto names = [&](const std::vector<std::string>& list) {
+    out.put<uint64_t>(list.size());
+    for (const std::string& name : list)
+      out.putString(name);
+  };
+  out.put<uint64_t>(spec.functions.size());
+  for (const FunctionSpec& f : spec.functions) {
+    out.putString(f.name);
+    tensors(f.inputs);
+    tensors(f.outputs);
+    names(f.reads);
+    names(f.updates);
+  }
+  return std::vector<std::byte>(out.data(), out.data() + out.size());
+}
+
 template <typename Spec>
 std::string listNames(const std::vector<Spec>& specs) {
   std::string out;
@@ -247,8 +284,7 @@ void SessionCore::distribute() {
   for (uint32_t id : new_models) {
     payload.put(id);
     payload.putString(models_[id].path);
-    payload.put<uint64_t>(models_[id].spec().variables.size());
-    payload.put<uint64_t>(models_[id].spec().functions.size());
+    payload.putVector(specSignature(models_[id].spec()));
     for (const VariableStorage& var : models_[id].variables)
       payload.putVector(var.shape);
   }
@@ -272,8 +308,7 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
     for (uint64_t k = 0; k < n_models; ++k) {
       const auto id = in.get<uint32_t>();
       const std::string path = in.getString();
-      const auto n_variables = in.get<uint64_t>();
-      const auto n_functions = in.get<uint64_t>();
+      const std::vector<std::byte> master_signature = in.getVector<std::byte>();
       new_models.push_back(id);
       if (isMaster()) {
         for (size_t v = 0; v < models_[id].variables.size(); ++v)
@@ -285,13 +320,13 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
       state.id = id;
       state.path = path;
       state.model = loader_->load(path);
-      const ModelSpec& spec = state.spec();
-      if (spec.variables.size() != n_variables || spec.functions.size() != n_functions) {
+      if (specSignature(state.spec()) != master_signature) {
         // Each rank loads the file itself: it may have been replaced since the master loaded it.
-        throw PluginError(str("model '", path, "' on rank ", rank(), " declares ",
-                              spec.variables.size(), " variables and ", spec.functions.size(),
-                              " functions; the master's copy declares ", n_variables, " and ",
-                              n_functions, " (was the file replaced?)"));
+        throw PluginError(str("model '", path, "' on rank ", rank(), " ('", state.spec().name,
+                              "', ", state.spec().variables.size(), " variables, ",
+                              state.spec().functions.size(),
+                              " functions) declares other variables or functions than the "
+                              "master's copy (was the file replaced?)"));
       }
       state.instance = state.model->instantiate(RankInfo{rank(), size(), &device()});
       for (const VariableSpec& spec : state.spec().variables) {

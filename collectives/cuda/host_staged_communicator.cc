@@ -40,7 +40,7 @@ template <typename Stage>
 void HostStagedCommunicator::stage(Waiter& waiter, Stage&& work) {
   try {
     work();
-  } catch (const std::exception&) {
+  } catch (...) {
     shm_.failOnThisRank(waiter, std::current_exception());
   }
 }
@@ -107,9 +107,9 @@ void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter
 
 void HostStagedCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   partOffsets(args.counts, size_, "host-staged gather", offsets_);
+  checkRoot(args.root, size_, "host-staged gather");
   const size_t total = offsets_.back();
   if (total == 0) return;
-  checkRoot(args.root, size_, "host-staged gather");
   const bool root = rank_ == args.root;
   const size_t element = dtypeSize(args.dtype);
   const size_t part = args.counts[rank_] * element;

@@ -55,38 +55,27 @@ void queued(ncclResult_t result, const char* what, int rank, ncclComm_t comm) {
       str("rank ", rank, ": ", what, " failed: ", cuda_detail::describeNccl(result, comm)));
 }
 
-// ncclCommAbort of `first` then `second` (either may be null) on one helper thread, waited for
-// at most `bound` in all: an abort stuck in NCCL must not keep the process from going on (the
-// thread is left behind; it ends with the process).
-void abortWithin(ncclComm_t first, ncclComm_t second, std::chrono::seconds bound,
-                 int rank) noexcept {
+// ncclCommAbort on a helper thread, waited for at most `bound`: an abort stuck in NCCL must not
+// keep the process from going on (the thread is left behind; it ends with the process).
+void abortWithin(ncclComm_t comm, std::chrono::seconds bound, int rank) noexcept {
   struct State {
     std::mutex mutex;
     std::condition_variable finished;
     bool done = false;
     ncclResult_t result = ncclSuccess;
   };
-  auto abortBoth = [first, second] {
-    ncclResult_t result = ncclSuccess;
-    for (ncclComm_t comm : {first, second}) {
-      if (comm == nullptr) continue;
-      const ncclResult_t r = ncclCommAbort(comm);
-      if (result == ncclSuccess) result = r;
-    }
-    return result;
-  };
   std::shared_ptr<State> state;
   try {
     state = std::make_shared<State>();
-    std::thread([abortBoth, state] {
-      const ncclResult_t result = abortBoth();
+    std::thread([comm, state] {
+      const ncclResult_t result = ncclCommAbort(comm);
       std::lock_guard<std::mutex> lock(state->mutex);
       state->done = true;
       state->result = result;
       state->finished.notify_all();
     }).detach();
   } catch (...) {
-    (void)abortBoth();  // no thread to be had: abort inline
+    (void)ncclCommAbort(comm);  // no thread to be had: abort inline
     return;
   }
   std::unique_lock<std::mutex> lock(state->mutex);
@@ -119,9 +108,8 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Wait
   }
   // A blocking communicator must never connect lazily: a lazy connect waits on the peer inside
   // NCCL, where no deadline reaches. Connect every channel at creation instead (abortable there);
-  // NCCL reads the setting once per process, at its first communicator: set it before any, and
-  // take it out of the environment again once the communicators exist (programs this process
-  // starts later should see the user's environment).
+  // NCCL reads the setting once per process, at its first communicator: set before any. It stays
+  // set (unsetting it later would race with getenv in NCCL's own threads).
   const char* user_connect = std::getenv("NCCL_RUNTIME_CONNECT");
   const bool split_allowed = user_connect == nullptr || std::strcmp(user_connect, "0") == 0;
   if (!split_allowed) {
@@ -132,12 +120,6 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Wait
                  rank_, user_connect);
   }
   if (user_connect == nullptr) setenv("NCCL_RUNTIME_CONNECT", "0", 1);
-  struct RestoreEnvironment {
-    bool set;
-    ~RestoreEnvironment() {
-      if (set) unsetenv("NCCL_RUNTIME_CONNECT");
-    }
-  } restore{user_connect == nullptr};
   ncclUniqueId id{};
   exchangeUniqueId(waiter, &id);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -190,7 +172,7 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
                "synk: rank %d: a rank could not create the blocking NCCL communicator (here: %s); "
                "collectives use the non-blocking one (slower per call)\n",
                rank_, why.empty() ? "created" : why.c_str());
-  if (fast_ != nullptr) abortWithin(fast_, nullptr, kAbortBound, rank_);
+  if (fast_ != nullptr) abortWithin(fast_, kAbortBound, rank_);
   fast_ = nullptr;
 }
 
@@ -207,14 +189,16 @@ NcclCommunicator::~NcclCommunicator() {
 
 void NcclCommunicator::finalize() noexcept {
   try {
-    // ncclCommFinalize completes once every rank has called it. Not a Waiter: at close the
-    // master may mark the session "closed" (AbortReason::Shutdown) as soon as its own finalize
-    // is done, and peers that finished exit, which a liveness probe would report as deaths. Only
-    // a real failure (a death, a timeout, a fatal error elsewhere) or the bound stops the wait.
+    // ncclCommFinalize flushes this rank's NCCL work and stops its proxy; it does not wait for
+    // other ranks. Not a Waiter: at close the master may mark the session "closed"
+    // (AbortReason::Shutdown) as soon as its own teardown is done, and peers that finished exit,
+    // which a liveness probe would report as deaths. Only a real failure (a death, a timeout, a
+    // fatal error elsewhere) or the bound stops the wait.
     const ControlBlock& control = group_.control();
     const auto deadline = Clock::now() + kFinalizeBound;
-    // Every rank drains its stream before finalizing, so once the finalize completes (every rank
-    // called it) no rank has work queued on either communicator.
+    // This rank's stream drains first, so none of its collectives is still running when the
+    // communicators go. (A peer may still be finishing its side of the last one: the buffers it
+    // maps from this rank stay alive until it unmaps them, NCCL's IPC handles being refcounted.)
     if (!drainStream()) throw Timeout("the GPU stream did not drain before closing NCCL");
     const ncclResult_t started = ncclCommFinalize(comm_);
     if (started != ncclSuccess && started != ncclInProgress) {
@@ -239,10 +223,10 @@ void NcclCommunicator::finalize() noexcept {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     if (fast_ != nullptr) {
-      // Idle on every rank now: aborting frees it without waiting for anyone.
+      // Idle here now: aborting frees it without waiting for anyone.
       const ncclComm_t fast = fast_;
       fast_ = nullptr;
-      abortWithin(fast, nullptr, kAbortBound, rank_);
+      abortWithin(fast, kAbortBound, rank_);
     }
     // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
     // may be freed, and abort() must not touch it.
@@ -264,7 +248,9 @@ void NcclCommunicator::abort() noexcept {
   const ncclComm_t comm = comm_;
   fast_ = nullptr;
   comm_ = nullptr;
-  abortWithin(fast, comm, kAbortBound, rank_);  // the child before its parent
+  // One after the other, each bounded: a hung child abort still lets the parent's run.
+  if (fast != nullptr) abortWithin(fast, kAbortBound, rank_);
+  if (comm != nullptr) abortWithin(comm, kAbortBound, rank_);
   // The stream may hold work that never finishes (a collective whose peer is gone): nothing
   // after this may wait for it, the device's own teardown included.
   device_.markAborted();

@@ -14,8 +14,8 @@
 // the session aborted; every survivor is waiting in a poll loop (CudaDevice::synchronize, or here),
 // whose Waiter::check() throws; the runtime then calls Backend::abort(), which calls abort() here:
 // ncclCommAbort, bounded by kAbortBound (NCCL issues #829/#1777: abort itself can hang), after
-// which the process exits. Every surviving rank must abort, never destroy, its communicator
-// (NVIDIA/nccl #863).
+// which workers exit and the master goes on with the session closed. Every surviving rank must
+// abort, never destroy, its communicator (NVIDIA/nccl #863).
 //
 // Two communicators. A non-blocking communicator launches every operation from a helper thread
 // (NCCL 2.28: ~55 us per call, measured), so collectives run on `fast_`, a child split off the
@@ -24,9 +24,9 @@
 // channel during that split, so a later enqueue never waits for a peer inside NCCL. gather's
 // send/recv, whose peer connections are always made on first use, stays on the non-blocking one.
 //
-// Normal close (destructor): drain the stream, ncclCommFinalize the non-blocking communicator,
-// polled (at most kFinalizeBound) until every rank has finalized — so every rank's stream is
-// idle — then abort the idle blocking child (which never waits) and destroy the parent. If the
+// Normal close (destructor): drain this rank's stream, ncclCommFinalize the non-blocking
+// communicator (local: it flushes this rank's NCCL work; polled, at most kFinalizeBound), then
+// abort the idle blocking child (which never waits) and destroy the parent. If the
 // session is aborted, or the destructor runs while an exception unwinds, both are aborted instead.
 // Close therefore wants every rank to destroy its backend at about the same time.
 #include <nccl.h>
@@ -66,7 +66,8 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm() const { return fast_ != nullptr ? fast_ : comm_; }
   // The non-blocking communicator (gather's send/recv run on it); comm() when there is no child.
   ncclComm_t parent() const { return comm_; }
-  // ncclCommAbort, waiting at most kAbortBound for it; idempotent. The process must exit next.
+  // ncclCommAbort of both communicators, waiting at most kAbortBound; marks the device aborted
+  // (nothing may wait on its stream after this); idempotent.
   void abort() noexcept;
   // Forgets the communicator without calling NCCL (the CUDA runtime is already gone at exit).
   void abandon() noexcept {

@@ -21,10 +21,7 @@ namespace {
 constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
 
 void writeSlotMessage(ProcessGroup& group, const std::string& message) {
-  char* slot = group.control().slot(group.rank()).message;
-  const size_t n = std::min(message.size(), kMessageBytes - 1);
-  std::memcpy(slot, message.data(), n);
-  slot[n] = '\0';
+  storeMessage(group.control().slot(group.rank()).message, message);
 }
 
 // One device per rank for GPU backends; the host backend binds none.

@@ -76,8 +76,11 @@ DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
 DllModelInstance::~DllModelInstance() {
   if (info_.device->aborted()) {
     // The plugin's teardown (cudaFree, a stream sync) could wait forever on a GPU whose work
-    // will never finish: leave the instance to the process exit.
+    // will never finish: leave the instance to the process exit, and its library loaded (an
+    // unload would run the plugin's static destructors, which may wait on the GPU too, and
+    // unmap code its threads may still run).
     logLine(SYNK_LOG_WARNING, "not destroyed: the session was aborted");
+    new std::shared_ptr<const PluginLibrary>(library_);  // deliberately leaked
     return;
   }
   library_->table().destroy(instance_);
