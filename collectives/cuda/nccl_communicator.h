@@ -66,8 +66,8 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm() const { return fast_ != nullptr ? fast_ : comm_; }
   // The non-blocking communicator (gather's send/recv run on it); comm() when there is no child.
   ncclComm_t parent() const { return comm_; }
-  // ncclCommAbort of both communicators, waiting at most kAbortBound; marks the device aborted
-  // (nothing may wait on its stream after this); idempotent.
+  // ncclCommAbort of the child, then the parent, each waited for at most kAbortBound; marks the
+  // device aborted (nothing may wait on its stream after this); idempotent.
   void abort() noexcept;
   // Forgets the communicator without calling NCCL (the CUDA runtime is already gone at exit).
   void abandon() noexcept {
