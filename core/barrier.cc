@@ -42,6 +42,8 @@ const char* barrierSiteName(uint32_t site) {
       return "collective in";
     case BarrierSite::CollectiveOut:
       return "collective out";
+    case BarrierSite::Teardown:
+      return "teardown";
   }
   return "unknown";
 }

@@ -29,6 +29,7 @@ enum class BarrierSite : uint32_t {
   Exchange,
   CollectiveIn,
   CollectiveOut,
+  Teardown,  // backends closing device communicators (every rank drained its work)
 };
 const char* barrierSiteName(uint32_t site);
 

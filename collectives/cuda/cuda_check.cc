@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "collectives/cuda/nccl_api.h"
 #include "core/error.h"
 
 namespace synk::cuda_detail {
@@ -30,10 +31,7 @@ void throwCublasFailure(const char* file, int line, const char* expr, cublasStat
 }
 
 std::string describeNccl(ncclResult_t result, ncclComm_t comm) {
-  std::string text = str(ncclGetErrorString(result), " (code ", static_cast<int>(result), ")");
-  const char* last = ncclGetLastError(comm);
-  if (last != nullptr && last[0] != '\0') text += str(": ", last);
-  return text;
+  return ::synk::describeNccl(systemNccl(), result, comm);
 }
 
 void throwNcclFailure(const char* file, int line, const char* expr, ncclResult_t result,

@@ -100,6 +100,18 @@ void CudaDevice::markAborted() noexcept {
   bounce_.abandon();
 }
 
+void CudaDevice::bindCallingThread() {
+  SYNK_CUDA_CHECK(cudaSetDevice(ordinal_));
+}
+
+NcclDevice::StreamState CudaDevice::queryStream() noexcept {
+  const cudaError_t state = cudaStreamQuery(stream_);
+  if (state == cudaSuccess) return StreamState::Idle;
+  if (state == cudaErrorNotReady) return StreamState::Busy;
+  (void)cudaGetLastError();
+  return StreamState::Failed;
+}
+
 bool CudaDevice::runtimeAlive() const {
   const cudaError_t state = cudaStreamQuery(stream_);
   if (state == cudaSuccess || state == cudaErrorNotReady) return true;

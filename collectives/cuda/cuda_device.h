@@ -24,12 +24,13 @@
 #include <map>
 #include <string>
 
+#include "collectives/cuda/nccl_device.h"
 #include "collectives/cuda/pinned_bounce.h"
 #include "core/device.h"
 
 namespace synk {
 
-class CudaDevice final : public Device {
+class CudaDevice final : public Device, public NcclDevice {
  public:
   // `rank` only names this rank in messages and timeouts.
   CudaDevice(int ordinal, int rank);
@@ -60,19 +61,22 @@ class CudaDevice final : public Device {
 
   DeviceHandles handles() const override { return {stream_, blas_, comm_}; }
 
-  cudaStream_t stream() const { return stream_; }
-  int rank() const { return rank_; }
-  // The session's NCCL communicators: synchronize() polls the asynchronous error state of both
-  // (`collectives` runs every collective and is handed to plugins by handles(); `other` runs
-  // gather's send/recv, and may be the same). Not owned; nullptr detaches.
-  void attachNccl(ncclComm_t collectives, ncclComm_t other) {
+  // NcclDevice: the stream, binding, a non-waiting look at the stream, and the communicators
+  // whose asynchronous errors synchronize() polls (not owned; `collectives` is also handed to
+  // plugins by handles()).
+  Device& device() override { return *this; }
+  cudaStream_t stream() const override { return stream_; }
+  void bindCallingThread() override;
+  StreamState queryStream() noexcept override;
+  void attachNccl(ncclComm_t collectives, ncclComm_t other) override {
     comm_ = collectives;
     other_comm_ = other != collectives ? other : nullptr;
   }
+  int rank() const { return rank_; }
   // Whether host memory [pointer, pointer + bytes) is page-locked (registered or pinned).
   bool isPinned(const void* pointer, size_t bytes) const;
   // After a failure: no later call waits on the GPU, destruction releases nothing.
-  void markAborted() noexcept;
+  void markAborted() noexcept override;
   // False once the CUDA runtime is being torn down (process exit: cudart's atexit handler ran
   // before whatever is destroying this device); then nothing may call CUDA any more.
   bool runtimeAlive() const;

@@ -10,10 +10,9 @@
 #include <mutex>
 #include <thread>
 
-#include "collectives/cuda/cuda_check.h"
-#include "collectives/cuda/cuda_device.h"
 #include "collectives/cuda/gpu_wait.h"
 #include "collectives/cuda/nccl_types.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "core/process_group.h"
 
@@ -33,31 +32,38 @@ static_assert(sizeof(ncclUniqueId) <= kExchangeBytes, "the NCCL id must fit a ba
 // this thread's NCCL group depth stays balanced (the session aborts after such an error anyway).
 class NcclGroup {
  public:
-  NcclGroup() { SYNK_NCCL_CHECK(ncclGroupStart()); }
+  explicit NcclGroup(const NcclApi& nccl) : nccl_(nccl) {
+    const ncclResult_t started = nccl_.groupStart();
+    if (started != ncclSuccess) {
+      throw NcclError(str("ncclGroupStart failed: ", describeNccl(nccl_, started, nullptr)));
+    }
+  }
   ~NcclGroup() {
-    if (open_) (void)ncclGroupEnd();
+    if (open_) (void)nccl_.groupEnd();
   }
   NcclGroup(const NcclGroup&) = delete;
   NcclGroup& operator=(const NcclGroup&) = delete;
   ncclResult_t end() {
     open_ = false;
-    return ncclGroupEnd();
+    return nccl_.groupEnd();
   }
 
  private:
+  const NcclApi& nccl_;
   bool open_ = true;
 };
 
 // Inside a group calls only queue work: ncclGroupEnd reports the group's outcome.
-void queued(ncclResult_t result, const char* what, int rank, ncclComm_t comm) {
+void queued(const NcclApi& nccl, ncclResult_t result, const char* what, int rank,
+            ncclComm_t comm) {
   if (result == ncclSuccess || result == ncclInProgress) return;
-  throw NcclError(
-      str("rank ", rank, ": ", what, " failed: ", cuda_detail::describeNccl(result, comm)));
+  throw NcclError(str("rank ", rank, ": ", what, " failed: ", describeNccl(nccl, result, comm)));
 }
 
 // ncclCommAbort on a helper thread, waited for at most `bound`: an abort stuck in NCCL must not
 // keep the process from going on (the thread is left behind; it ends with the process).
-void abortWithin(ncclComm_t comm, std::chrono::seconds bound, int rank) noexcept {
+void abortWithin(const NcclApi& nccl, ncclComm_t comm, std::chrono::seconds bound,
+                 int rank) noexcept {
   struct State {
     std::mutex mutex;
     std::condition_variable finished;
@@ -67,15 +73,15 @@ void abortWithin(ncclComm_t comm, std::chrono::seconds bound, int rank) noexcept
   std::shared_ptr<State> state;
   try {
     state = std::make_shared<State>();
-    std::thread([comm, state] {
-      const ncclResult_t result = ncclCommAbort(comm);
+    std::thread([&nccl, comm, state] {
+      const ncclResult_t result = nccl.commAbort(comm);
       std::lock_guard<std::mutex> lock(state->mutex);
       state->done = true;
       state->result = result;
       state->finished.notify_all();
     }).detach();
   } catch (...) {
-    (void)ncclCommAbort(comm);  // no thread to be had: abort inline
+    (void)nccl.commAbort(comm);  // no thread to be had: abort inline
     return;
   }
   std::unique_lock<std::mutex> lock(state->mutex);
@@ -85,7 +91,7 @@ void abortWithin(ncclComm_t comm, std::chrono::seconds bound, int rank) noexcept
                  rank, static_cast<long long>(bound.count()));
   } else if (state->result != ncclSuccess) {
     std::fprintf(stderr, "synk: rank %d: ncclCommAbort returned %s\n", rank,
-                 ncclGetErrorString(state->result));
+                 nccl.getErrorString(state->result));
   }
 }
 
@@ -98,13 +104,19 @@ bool premultiplyIsExact(int ranks) {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Waiter& waiter)
-    : group_(group), device_(device), rank_(group.rank()), size_(group.size()) {
+NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Waiter& waiter,
+                                   const NcclApi& nccl)
+    : group_(group),
+      nccl_(nccl),
+      gpu_(device),
+      device_(device.device()),
+      rank_(group.rank()),
+      size_(group.size()) {
   offsets_.reserve(static_cast<size_t>(size_) + 1);
   int version = 0;  // the library loaded may be older than the headers built against
-  if (ncclGetVersion(&version) != ncclSuccess || version < kOldestNccl) {
-    throw NcclError(str("rank ", rank_, ": NCCL ", version, " is loaded; synk needs ", kOldestNccl,
-                        " (2.22) or later"));
+  if (nccl_.getVersion(&version) != ncclSuccess || version < kOldestNccl) {
+    throw NcclError(str("rank ", rank_, ": ", nccl_.name, " ", version, " is loaded; synk needs ",
+                        kOldestNccl, " (2.22) or later"));
   }
   // A blocking communicator must never connect lazily: a lazy connect waits on the peer inside
   // NCCL, where no deadline reaches. Connect every channel at creation instead (abortable there);
@@ -126,10 +138,14 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, CudaDevice& device, Wait
   config.blocking = 0;  // every call returns at once; ncclCommAbort works at any point
   config.commName = "synk";
   // NCCL binds the communicator to the calling thread's current device.
-  SYNK_CUDA_CHECK(cudaSetDevice(device.ordinal()));
-  const ncclResult_t started = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
+  gpu_.bindCallingThread();
+  // NCCL writes the handle before the init job finishes, so a failure below can abort it.
+  const ncclResult_t started = nccl_.commInitRankConfig(&comm_, size_, id, rank_, &config);
   try {
-    complete(started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
+    if (comm_ == nullptr && (started == ncclSuccess || started == ncclInProgress)) {
+      throw NcclError(str("rank ", rank_, ": ncclCommInitRankConfig returned no communicator"));
+    }
+    complete(comm_, started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
     if (split_allowed) splitFastCommunicator(waiter);
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
@@ -142,29 +158,32 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
   config.blocking = 1;
   config.commName = "synk-fast";
   // Under the parent's non-blocking mode the split is a job of the parent, run on an NCCL
-  // thread that writes the child's handle into `slot` when it finishes. If we stop waiting
-  // first, that thread may still write it later: the slot is then leaked, never freed under it.
+  // thread that writes the child's handle into `slot` when it finishes; and NCCL 2.28 returns
+  // ncclSuccess from ncclCommSplit while that job still runs (its group end answers
+  // ncclInProgress, which the split does not pass on). So the slot is read only after the
+  // parent's state left ncclInProgress: reading that state joins the job. If we stop waiting
+  // first (failure, timeout), the thread may still write the slot later: it is then leaked,
+  // never freed under the writer.
   auto* slot = new ncclComm_t(nullptr);
-  const ncclResult_t started = ncclCommSplit(comm_, 0, rank_, slot, &config);
+  const ncclResult_t started = nccl_.commSplit(comm_, 0, rank_, slot, &config);
   std::string why;
   if (started == ncclSuccess || started == ncclInProgress) {
-    // The parent's state carries the job's outcome, and reading it joins the job (until then
-    // the parent refuses every other call). A failure or a timeout here is fatal: the parent is
-    // unusable or busy, so there is nothing to fall back to (the caller aborts it).
+    // A failure or a timeout here is fatal: the parent is unusable or busy, so there is nothing
+    // to fall back to (the caller aborts it).
     Waiter bounded(group_.control(), &group_,
                    std::min(waiter.deadline(), Clock::now() + kSplitBound), waiter.what());
     complete(comm_, started, "ncclCommSplit (creating the blocking communicator)", bounded);
     fast_ = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    delete slot;
+    delete slot;  // the job was joined: nobody writes it any more
     ncclResult_t child = ncclInternalError;
     if (fast_ == nullptr) {
       why = "the split returned no communicator";
-    } else if (ncclCommGetAsyncError(fast_, &child) != ncclSuccess || child != ncclSuccess) {
-      why = str("the new communicator reports ", ncclGetErrorString(child));
+    } else if (nccl_.commGetAsyncError(fast_, &child) != ncclSuccess || child != ncclSuccess) {
+      why = str("the new communicator reports ", nccl_.getErrorString(child));
     }
   } else {
     delete slot;  // refused before any job started
-    why = ncclGetErrorString(started);
+    why = nccl_.getErrorString(started);
   }
   // Use it only if every rank has it: ranks on different communicators would never match up.
   if (group_.barrier().arrive(waiter, BarrierSite::Exchange, why.empty())) return;
@@ -172,67 +191,48 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
                "synk: rank %d: a rank could not create the blocking NCCL communicator (here: %s); "
                "collectives use the non-blocking one (slower per call)\n",
                rank_, why.empty() ? "created" : why.c_str());
-  if (fast_ != nullptr) abortWithin(fast_, kAbortBound, rank_);
+  if (fast_ != nullptr) abortWithin(nccl_, fast_, kAbortBound, rank_);
   fast_ = nullptr;
 }
 
 NcclCommunicator::~NcclCommunicator() {
   if (comm_ == nullptr && fast_ == nullptr) return;
-  device_.attachNccl(nullptr, nullptr);
+  gpu_.attachNccl(nullptr, nullptr);
   // Unwinding after an error, or the session is going down: peers may never finalize.
   if (group_.aborted() || std::uncaught_exceptions() > 0) {
     abort();
   } else {
-    finalize();
+    close();
   }
 }
 
-void NcclCommunicator::finalize() noexcept {
+bool NcclCommunicator::teardownBarrier(bool drained) noexcept {
+  // Not the step's Waiter: close runs inside the Quit step, whose deadline may be far away.
+  Waiter waiter(group_.control(), &group_, Clock::now() + kFinalizeBound, "closing NCCL");
   try {
-    // ncclCommFinalize flushes this rank's NCCL work and stops its proxy; it does not wait for
-    // other ranks. Not a Waiter: at close the master may mark the session "closed"
-    // (AbortReason::Shutdown) as soon as its own teardown is done, and peers that finished exit,
-    // which a liveness probe would report as deaths. Only a real failure (a death, a timeout, a
-    // fatal error elsewhere) or the bound stops the wait.
-    const ControlBlock& control = group_.control();
-    const auto deadline = Clock::now() + kFinalizeBound;
-    // This rank's stream drains first, so none of its collectives is still running when the
-    // communicators go. (A peer may still be finishing its side of the last one: the buffers it
-    // maps from this rank stay alive until it unmaps them, NCCL's IPC handles being refcounted.)
-    if (!drainStream()) throw Timeout("the GPU stream did not drain before closing NCCL");
-    const ncclResult_t started = ncclCommFinalize(comm_);
-    if (started != ncclSuccess && started != ncclInProgress) {
-      throw NcclError(str("ncclCommFinalize: ", cuda_detail::describeNccl(started, comm_)));
+    return group_.barrier().arrive(waiter, BarrierSite::Teardown, drained);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "synk: rank %d: the teardown barrier failed (%s)\n", rank_, e.what());
+    return false;
+  }
+}
+
+void NcclCommunicator::close() noexcept {
+  // This rank's stream drains first, so none of its collectives is still running; then every
+  // rank waits for every other to have drained too: until a peer's last collective finished,
+  // that peer may still read from this rank's buffers (NCCL's P2P/IPC mappings), so nobody
+  // tears down before everybody is done.
+  const bool drained = drainStream();
+  if (!teardownBarrier(drained)) {
+    if (!drained) {
+      std::fprintf(stderr, "synk: rank %d: the GPU stream did not drain before closing NCCL\n",
+                   rank_);
     }
-    while (true) {
-      ncclResult_t state = ncclSuccess;
-      const ncclResult_t queried = ncclCommGetAsyncError(comm_, &state);
-      if (queried != ncclSuccess) state = queried;
-      if (state == ncclSuccess) break;
-      if (state != ncclInProgress) {
-        throw NcclError(str("ncclCommFinalize: ", cuda_detail::describeNccl(state, comm_)));
-      }
-      const uint32_t reason = control.abort.load(std::memory_order_acquire);
-      if (reason != 0 && reason != static_cast<uint32_t>(AbortReason::Shutdown)) {
-        throw PeerFailure(control.abort_rank, "the session was aborted during ncclCommFinalize");
-      }
-      if (Clock::now() >= deadline) {
-        throw Timeout(
-            str("ncclCommFinalize did not complete within ", kFinalizeBound.count(), " s"));
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-    if (fast_ != nullptr) {
-      // Idle here now: aborting frees it without waiting for anyone.
-      const ncclComm_t fast = fast_;
-      fast_ = nullptr;
-      abortWithin(fast, kAbortBound, rank_);
-    }
-    // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
-    // may be freed, and abort() must not touch it.
-    const ncclComm_t comm = comm_;
-    comm_ = nullptr;
-    SYNK_NCCL_CHECK(ncclCommDestroy(comm));
+    abort();
+    return;
+  }
+  try {
+    finalize();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "synk: rank %d: closing NCCL failed (%s); aborting the communicator\n",
                  rank_, e.what());
@@ -240,31 +240,87 @@ void NcclCommunicator::finalize() noexcept {
   }
 }
 
+void NcclCommunicator::finalize() {
+  // ncclCommFinalize flushes this rank's NCCL work and stops its proxy; it does not wait for
+  // other ranks. Not a Waiter: at close the master may mark the session "closed"
+  // (AbortReason::Shutdown) as soon as its own teardown is done, and peers that finished exit,
+  // which a liveness probe would report as deaths. Only a real failure (a death, a timeout, a
+  // fatal error elsewhere) or the bound stops the wait.
+  const ControlBlock& control = group_.control();
+  const auto deadline = Clock::now() + kFinalizeBound;
+  const ncclResult_t started = nccl_.commFinalize(comm_);
+  if (started != ncclSuccess && started != ncclInProgress) {
+    throw NcclError(str("ncclCommFinalize: ", describeNccl(nccl_, started, comm_)));
+  }
+  while (true) {  // polled whatever it returned: the comm is non-blocking (see complete())
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t queried = nccl_.commGetAsyncError(comm_, &state);
+    if (queried != ncclSuccess) state = queried;
+    if (state == ncclSuccess) break;
+    if (state != ncclInProgress) {
+      throw NcclError(str("ncclCommFinalize: ", describeNccl(nccl_, state, comm_)));
+    }
+    const uint32_t reason = control.abort.load(std::memory_order_acquire);
+    if (reason != 0 && reason != static_cast<uint32_t>(AbortReason::Shutdown)) {
+      throw PeerFailure(control.abort_rank, "the session was aborted during ncclCommFinalize");
+    }
+    if (Clock::now() >= deadline) {
+      throw Timeout(str("ncclCommFinalize did not complete within ", kFinalizeBound.count(), " s"));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (fast_ != nullptr) {
+    // Idle here now: aborting frees it without waiting for anyone.
+    const ncclComm_t fast = fast_;
+    fast_ = nullptr;
+    abortWithin(nccl_, fast, kAbortBound, rank_);
+  }
+  // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
+  // may be freed, and abort() must not touch it.
+  const ncclComm_t comm = comm_;
+  comm_ = nullptr;
+  const ncclResult_t destroyed = nccl_.commDestroy(comm);
+  if (destroyed != ncclSuccess) {
+    throw NcclError(str("ncclCommDestroy: ", describeNccl(nccl_, destroyed, nullptr)));
+  }
+}
+
 void NcclCommunicator::abort() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
   aborted_ = true;
-  device_.attachNccl(nullptr, nullptr);
+  gpu_.attachNccl(nullptr, nullptr);
   const ncclComm_t fast = fast_;
   const ncclComm_t comm = comm_;
   fast_ = nullptr;
   comm_ = nullptr;
   // One after the other, each bounded: a hung child abort still lets the parent's run.
-  if (fast != nullptr) abortWithin(fast, kAbortBound, rank_);
-  if (comm != nullptr) abortWithin(comm, kAbortBound, rank_);
+  if (fast != nullptr) abortWithin(nccl_, fast, kAbortBound, rank_);
+  if (comm != nullptr) abortWithin(nccl_, comm, kAbortBound, rank_);
   // The stream may hold work that never finishes (a collective whose peer is gone): nothing
   // after this may wait for it, the device's own teardown included.
-  device_.markAborted();
+  gpu_.markAborted();
+}
+
+void NcclCommunicator::abandon() noexcept {
+  if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
+  gpu_.attachNccl(nullptr, nullptr);
+  if (!group_.aborted()) (void)teardownBarrier(false);
+  comm_ = nullptr;
+  fast_ = nullptr;
+  aborted_ = true;
 }
 
 bool NcclCommunicator::drainStream() noexcept {
   const auto deadline = Clock::now() + kFinalizeBound;
   const ControlBlock& control = group_.control();
   while (Clock::now() < deadline) {
-    const cudaError_t state = cudaStreamQuery(device_.stream());
-    if (state == cudaSuccess) return true;
-    if (state != cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return false;
+    switch (gpu_.queryStream()) {
+      case NcclDevice::StreamState::Idle:
+        return true;
+      case NcclDevice::StreamState::Failed:
+        return false;
+      case NcclDevice::StreamState::Busy:
+        break;
     }
     const uint32_t reason = control.abort.load(std::memory_order_acquire);
     if (reason != 0 && reason != static_cast<uint32_t>(AbortReason::Shutdown)) return false;
@@ -277,14 +333,14 @@ void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
   Barrier& barrier = group_.barrier();
   const int master = group_.masterRank();
   if (rank_ == master) {
-    const ncclResult_t result = ncclGetUniqueId(id);
+    const ncclResult_t result = nccl_.getUniqueId(id);
     if (result == ncclSuccess) std::memcpy(barrier.outbox(), id, sizeof(*id));
     // Arrive either way, with the outcome as the ok flag: the peers fail at once instead of
     // waiting for the deadline.
     barrier.arrive(waiter, BarrierSite::Exchange, result == ncclSuccess);
     if (result != ncclSuccess) {
-      throw NcclError(str("rank ", rank_, ": ncclGetUniqueId failed: ",
-                          cuda_detail::describeNccl(result, nullptr)));
+      throw NcclError(str("rank ", rank_,
+                          ": ncclGetUniqueId failed: ", describeNccl(nccl_, result, nullptr)));
     }
     return;
   }
@@ -296,24 +352,26 @@ void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
   std::memcpy(id, barrier.exchangeOf(master), sizeof(*id));
 }
 
+void NcclCommunicator::fail(ncclComm_t comm, ncclResult_t result, const char* what) const {
+  throw NcclError(str("rank ", rank_, ": ", what, " failed: ", describeNccl(nccl_, result, comm)));
+}
+
 void NcclCommunicator::complete(ncclComm_t comm, ncclResult_t issued, const char* what,
                                 Waiter& waiter) {
-  if (issued == ncclSuccess) return;
-  if (issued != ncclInProgress) {
-    throw NcclError(
-        str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(issued, comm)));
-  }
-  // Not enqueued yet: nothing may be issued on the stream (or the communicator) until the
-  // communicator's state leaves ncclInProgress (NCCL user guide, "Nonblocking Group Operation").
+  if (issued != ncclSuccess && issued != ncclInProgress) fail(comm, issued, what);
+  // The blocking child has done the call (the work is enqueued) when it returns ncclSuccess.
+  // On the non-blocking communicator ncclSuccess does not mean that: ncclCommSplit returns it
+  // while its job still runs (NCCL 2.28, see splitFastCommunicator). So every call there is
+  // polled until the communicator's state leaves ncclInProgress — nothing may be issued on it
+  // (or the stream) until then (NCCL user guide, "Nonblocking Group Operation") — which costs
+  // one ncclCommGetAsyncError when the call had indeed finished.
+  if (issued == ncclSuccess && comm != comm_) return;
   pollUntil(waiter, rank_, what, [&] {
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t queried = ncclCommGetAsyncError(comm, &state);
+    const ncclResult_t queried = nccl_.commGetAsyncError(comm, &state);
     if (queried != ncclSuccess) state = queried;
     if (state == ncclInProgress) return false;
-    if (state != ncclSuccess) {
-      throw NcclError(
-          str("rank ", rank_, ": ", what, " failed: ", cuda_detail::describeNccl(state, comm)));
-    }
+    if (state != ncclSuccess) fail(comm, state, what);
     return true;
   });
 }
@@ -323,8 +381,8 @@ void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
   checkCollectiveOp(args.op, args.dtype, "nccl all_reduce");
   const bool scale_after = args.op == ReduceOp::Avg && !premultiplyIsExact(size_);
   complete(comm(),
-           ncclAllReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
-                         scale_after ? ncclSum : ncclOpOf(args.op), comm(), device_.stream()),
+           nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
+                           scale_after ? ncclSum : ncclOpOf(args.op), comm(), gpu_.stream()),
            "ncclAllReduce", waiter);
   if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
 }
@@ -339,11 +397,11 @@ void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   // Off the root NCCL never touches recvbuff; hand it a valid pointer all the same.
   void* recv = args.recv != nullptr ? args.recv : const_cast<void*>(args.send);
   const bool scale_after = args.op == ReduceOp::Avg && !premultiplyIsExact(size_);
-  complete(
-      comm(),
-      ncclReduce(args.send, recv, args.count, ncclTypeOf(args.dtype),
-                 scale_after ? ncclSum : ncclOpOf(args.op), args.root, comm(), device_.stream()),
-      "ncclReduce", waiter);
+  complete(comm(),
+           nccl_.reduce(args.send, recv, args.count, ncclTypeOf(args.dtype),
+                        scale_after ? ncclSum : ncclOpOf(args.op), args.root, comm(),
+                        gpu_.stream()),
+           "ncclReduce", waiter);
   if (scale_after && rank_ == args.root) {
     device_.scale(recv, args.count, args.dtype, 1.0 / size_);
   }
@@ -353,8 +411,8 @@ void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkRoot(args.root, size_, "nccl broadcast");
   complete(comm(),
-           ncclBroadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
-                         comm(), device_.stream()),
+           nccl_.broadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
+                           args.root, comm(), gpu_.stream()),
            "ncclBroadcast", waiter);
 }
 
@@ -366,12 +424,12 @@ void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   if (offsets_.back() == 0) return;
   const ncclDataType_t type = ncclTypeOf(args.dtype);
   const size_t element = dtypeSize(args.dtype);
-  cudaStream_t stream = device_.stream();
+  cudaStream_t stream = gpu_.stream();
   if (rank_ != args.root) {
     const size_t mine = args.counts[rank_];
     if (mine > 0) {
-      complete(ncclSend(args.send, mine, type, args.root, comm_, stream), "ncclSend (gather)",
-               waiter);
+      complete(comm_, nccl_.send(args.send, mine, type, args.root, comm_, stream),
+               "ncclSend (gather)", waiter);
     }
     return;
   }
@@ -381,15 +439,15 @@ void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   char* own = recv + offsets_[rank_] * element;
   const size_t own_bytes = args.counts[rank_] * element;
   if (own_bytes > 0 && own != args.send) {
-    SYNK_CUDA_CHECK(cudaMemcpyAsync(own, args.send, own_bytes, cudaMemcpyDeviceToDevice, stream));
+    device_.copy(own, args.send, own_bytes, CopyKind::DeviceToDevice);
   }
-  NcclGroup group;
+  NcclGroup group(nccl_);
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || args.counts[r] == 0) continue;  // zero counts: skipped on both sides
-    queued(ncclRecv(recv + offsets_[r] * element, args.counts[r], type, r, comm_, stream),
+    queued(nccl_, nccl_.recv(recv + offsets_[r] * element, args.counts[r], type, r, comm_, stream),
            "ncclRecv (gather)", rank_, comm_);
   }
-  complete(group.end(), "ncclGroupEnd (gather)", waiter);
+  complete(comm_, group.end(), "ncclGroupEnd (gather)", waiter);
 }
 
 void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
@@ -397,23 +455,23 @@ void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
   if (offsets_.back() == 0) return;
   if (args.recv == nullptr) throw InvalidArgument("nccl all_gather: no receive buffer");
   const ncclDataType_t type = ncclTypeOf(args.dtype);
-  cudaStream_t stream = device_.stream();
+  cudaStream_t stream = gpu_.stream();
   const bool equal = std::all_of(args.counts.begin(), args.counts.end(),
                                  [&](size_t count) { return count == args.counts[0]; });
   if (equal) {
-    complete(comm(), ncclAllGather(args.send, args.recv, args.counts[0], type, comm(), stream),
+    complete(comm(), nccl_.allGather(args.send, args.recv, args.counts[0], type, comm(), stream),
              "ncclAllGather", waiter);
     return;
   }
   // Unequal parts: every rank broadcasts its part straight into its offset of every recv.
   const size_t element = dtypeSize(args.dtype);
   char* recv = static_cast<char*>(args.recv);
-  NcclGroup group;
+  NcclGroup group(nccl_);
   for (int r = 0; r < size_; ++r) {
     if (args.counts[r] == 0) continue;
     char* part = recv + offsets_[r] * element;
     const void* source = r == rank_ ? args.send : part;  // sendbuff is read at the root only
-    queued(ncclBroadcast(source, part, args.counts[r], type, r, comm(), stream),
+    queued(nccl_, nccl_.broadcast(source, part, args.counts[r], type, r, comm(), stream),
            "ncclBroadcast (all_gather)", rank_, comm());
   }
   complete(comm(), group.end(), "ncclGroupEnd (all_gather)", waiter);

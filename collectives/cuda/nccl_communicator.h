@@ -24,27 +24,35 @@
 // channel during that split, so a later enqueue never waits for a peer inside NCCL. gather's
 // send/recv, whose peer connections are always made on first use, stays on the non-blocking one.
 //
-// Normal close (destructor): drain this rank's stream, ncclCommFinalize the non-blocking
-// communicator (local: it flushes this rank's NCCL work; polled, at most kFinalizeBound), then
-// abort the idle blocking child (which never waits) and destroy the parent. If the
-// session is aborted, or the destructor runs while an exception unwinds, both are aborted instead.
-// Close therefore wants every rank to destroy its backend at about the same time.
+// Normal close (destructor), every rank at once (the session's Quit step): drain this rank's
+// stream; a teardown barrier where every rank reports that it drained (no rank destroys its
+// communicators while a peer's last collective may still read from its buffers); then
+// ncclCommFinalize of the non-blocking communicator (polled, at most kFinalizeBound), an abort of
+// the idle blocking child (which never waits) and a destroy of the parent. A rank that could not
+// drain, the session aborted, or the destructor running while an exception unwinds: every
+// communicator is aborted instead.
+//
+// Every NCCL call goes through an NcclApi table (nccl_api.h) and the device through NcclDevice
+// (nccl_device.h), so CI drives this class against an NCCL stand-in without a GPU.
 #include <nccl.h>
 
 #include <chrono>
 #include <vector>
 
+#include "collectives/cuda/nccl_api.h"
+#include "collectives/cuda/nccl_device.h"
 #include "core/communicator.h"
 
 namespace synk {
 
-class CudaDevice;
+class Device;
 class ProcessGroup;
 
 class NcclCommunicator final : public Communicator {
  public:
   // Collective over every rank of `group`; `waiter` bounds the id exchange and the init.
-  NcclCommunicator(ProcessGroup& group, CudaDevice& device, Waiter& waiter);
+  NcclCommunicator(ProcessGroup& group, NcclDevice& device, Waiter& waiter,
+                   const NcclApi& nccl = systemNccl());
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -69,12 +77,9 @@ class NcclCommunicator final : public Communicator {
   // ncclCommAbort of the child, then the parent, each waited for at most kAbortBound; marks the
   // device aborted (nothing may wait on its stream after this); idempotent.
   void abort() noexcept;
-  // Forgets the communicator without calling NCCL (the CUDA runtime is already gone at exit).
-  void abandon() noexcept {
-    comm_ = nullptr;
-    fast_ = nullptr;
-    aborted_ = true;
-  }
+  // Forgets the communicators without calling NCCL (the CUDA runtime is already gone at exit);
+  // still takes part in the teardown barrier, as not drained, so the peers abort theirs.
+  void abandon() noexcept;
 
   static constexpr std::chrono::seconds kAbortBound{5};
   static constexpr std::chrono::seconds kFinalizeBound{10};
@@ -82,19 +87,23 @@ class NcclCommunicator final : public Communicator {
 
  private:
   void exchangeUniqueId(Waiter& waiter, ncclUniqueId* id);
-  // Turns a call's result into success, a poll of `comm` to completion (ncclInProgress), or
-  // NcclError.
-  void complete(ncclResult_t issued, const char* what, Waiter& waiter) {
-    complete(comm_, issued, what, waiter);
-  }
+  // Turns a call's result into success or NcclError. A call on the non-blocking communicator
+  // is always polled until the communicator's state leaves ncclInProgress, whatever it
+  // returned: see complete() in the .cc.
   void complete(ncclComm_t comm, ncclResult_t issued, const char* what, Waiter& waiter);
+  [[noreturn]] void fail(ncclComm_t comm, ncclResult_t result, const char* what) const;
   void splitFastCommunicator(Waiter& waiter);
   // Waits (bounded, no Waiter: used at close) until the stream has no queued work.
   bool drainStream() noexcept;
-  void finalize() noexcept;
+  // Every rank arrives with whether it drained; true if all did (see the class comment).
+  bool teardownBarrier(bool drained) noexcept;
+  void close() noexcept;
+  void finalize();
 
   ProcessGroup& group_;
-  CudaDevice& device_;
+  const NcclApi& nccl_;
+  NcclDevice& gpu_;
+  Device& device_;
   int rank_;
   int size_;
   ncclComm_t comm_ = nullptr;  // non-blocking: creation, gather, the parent of fast_

@@ -1,0 +1,49 @@
+#pragma once
+// The NCCL entry points NcclCommunicator drives, as a table of C function pointers: the system's
+// libnccl in production (systemNccl()), and in CI — where no GPU exists — a stand-in that follows
+// NCCL's documented non-blocking contract (tests/support/nccl_standin/). Everything that issues,
+// polls, joins, finalizes or aborts an NCCL call goes through this table, so the state machine
+// around NCCL's non-blocking API is tested without a GPU, faults included.
+#include <nccl.h>
+
+#include <string>
+
+namespace synk {
+
+struct NcclApi {
+  const char* name;  // "NCCL", or the stand-in's name (messages only)
+  ncclResult_t (*getVersion)(int* version);
+  ncclResult_t (*getUniqueId)(ncclUniqueId* id);
+  ncclResult_t (*commInitRankConfig)(ncclComm_t* comm, int n_ranks, ncclUniqueId id, int rank,
+                                     ncclConfig_t* config);
+  ncclResult_t (*commSplit)(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                            ncclConfig_t* config);
+  ncclResult_t (*commGetAsyncError)(ncclComm_t comm, ncclResult_t* state);
+  ncclResult_t (*commFinalize)(ncclComm_t comm);
+  ncclResult_t (*commDestroy)(ncclComm_t comm);
+  ncclResult_t (*commAbort)(ncclComm_t comm);
+  ncclResult_t (*allReduce)(const void* send, void* recv, size_t count, ncclDataType_t type,
+                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+  ncclResult_t (*reduce)(const void* send, void* recv, size_t count, ncclDataType_t type,
+                         ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream);
+  ncclResult_t (*broadcast)(const void* send, void* recv, size_t count, ncclDataType_t type,
+                            int root, ncclComm_t comm, cudaStream_t stream);
+  ncclResult_t (*allGather)(const void* send, void* recv, size_t count, ncclDataType_t type,
+                            ncclComm_t comm, cudaStream_t stream);
+  ncclResult_t (*send)(const void* send, size_t count, ncclDataType_t type, int peer,
+                       ncclComm_t comm, cudaStream_t stream);
+  ncclResult_t (*recv)(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+                       cudaStream_t stream);
+  ncclResult_t (*groupStart)();
+  ncclResult_t (*groupEnd)();
+  const char* (*getErrorString)(ncclResult_t result);
+  const char* (*getLastError)(ncclComm_t comm);
+};
+
+// The NCCL library this process linked (libnccl).
+const NcclApi& systemNccl();
+
+// "<error string> (code N)[: <last error>]"; `comm` may be null.
+std::string describeNccl(const NcclApi& api, ncclResult_t result, ncclComm_t comm);
+
+}  // namespace synk
