@@ -19,6 +19,9 @@ struct RankEnvironment {
   ProcessGroup& group;  // rank, size, barrier and waiters of the session
   ShmHeap& heap;        // this rank's shared-memory heap
   int device_ordinal;   // the device this rank binds (-1 for the host backend)
+  // Every rank's device, in rank order (empty for the host backend). Ranks may share a device:
+  // a backend whose native collectives need one device per rank then runs without them.
+  std::vector<int> devices{};
 };
 
 class Backend {
@@ -29,6 +32,10 @@ class Backend {
   // backend has one (NCCL for cuda); false selects host staging through shared memory. The cpu
   // backend has only shared memory and returns it for both.
   virtual Communicator& communicator(bool native) = 0;
+  // Why this session has no native collectives (ranks sharing a GPU: NCCL needs one per rank),
+  // naming the alternative; nullptr when it has them. communicator(true) then throws UsageError
+  // with this reason, and the runtime's own collectives use communicator(false).
+  virtual const char* nativeUnavailable() const noexcept { return nullptr; }
   // Releases communicators quickly after a failure (ncclCommAbort); the process exits next.
   virtual void abort() noexcept {}
 };

@@ -441,7 +441,7 @@ void CallExecution::applyUpdates() {
 }
 
 void CallExecution::reduceOutputs() {
-  Communicator& comm = core_.communicator(true);
+  Communicator& comm = core_.defaultCommunicator();
   const bool master = core_.isMaster();
   const int root = core_.masterRank();
   std::vector<Array>& results = core_.results();

@@ -356,7 +356,7 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
     return status;
   }
   // Every rank starts from the master's values (Synkhronos pickled them; we broadcast).
-  Communicator& comm = communicator(true);
+  Communicator& comm = defaultCommunicator();
   for (uint32_t id : new_models) {
     for (VariableStorage& var : models_[id].variables) {
       BroadcastArgs args;

@@ -65,12 +65,6 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
         throw InvalidArgument(str("fork: device ", d, " of rank ", r, " is not one of the ",
                                   devices, " ", options.backend, " devices"));
       }
-      for (size_t q = 0; q < r; ++q) {
-        if (options.devices[q] == d && !host) {
-          throw InvalidArgument(
-              str("fork: device ", d, " is listed twice (ranks ", q, " and ", r, ")"));
-        }
-      }
     }
   } else if (!host) {
     if (options.n_parallel > devices) {
@@ -164,7 +158,7 @@ Data Session::data(const ArrayView& value, const DataOptions& options) {
 
 void Session::broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
                         const CollectiveOptions& options) {
-  core().broadcast(vars, values, options.nccl);
+  core().broadcast(vars, values, core().resolveNative(options.nccl));
 }
 void Session::scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
                       const Selection& batch) {
@@ -172,18 +166,18 @@ void Session::scatter(const std::vector<Variable>& vars, const std::vector<Data>
 }
 std::vector<Array> Session::gather(const std::vector<Variable>& vars, int nd_up,
                                    const CollectiveOptions& options) {
-  return core().gather(vars, nd_up, options.nccl);
+  return core().gather(vars, nd_up, core().resolveNative(options.nccl));
 }
 void Session::allGather(const std::vector<Variable>& vars, const CollectiveOptions& options) {
-  core().allGather(vars, options.nccl);
+  core().allGather(vars, core().resolveNative(options.nccl));
 }
 std::vector<Array> Session::reduce(const std::vector<Variable>& vars, ReduceOp op, bool in_place,
                                    const CollectiveOptions& options) {
-  return core().reduce(vars, op, in_place, options.nccl);
+  return core().reduce(vars, op, in_place, core().resolveNative(options.nccl));
 }
 void Session::allReduce(const std::vector<Variable>& vars, ReduceOp op,
                         const CollectiveOptions& options) {
-  core().allReduce(vars, op, options.nccl);
+  core().allReduce(vars, op, core().resolveNative(options.nccl));
 }
 void Session::setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
                        const Selection& batch) {

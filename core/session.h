@@ -16,6 +16,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,9 @@ struct ForkOptions {
   // and gather).
   int master_rank = 0;
   // Device of each rank (cuda: ordinals as CUDA numbers them after CUDA_VISIBLE_DEVICES);
-  // empty = rank r uses device r.
+  // empty = rank r uses device r. Ranks may share a device ({0, 0}: two ranks on one GPU, to
+  // develop multi-rank code on one GPU); NCCL then is not available (it needs one GPU per
+  // rank) and collectives run host-staged.
   std::vector<int> devices{};
   // Deadline of every wait inside a step: a rank that does not arrive in time is reported and
   // the session is aborted.
@@ -210,8 +213,10 @@ class Function {
 };
 
 struct CollectiveOptions {
-  // cuda backend: true = NCCL, false = host staging through the shared-memory backend.
-  bool nccl = true;
+  // cuda backend: true = NCCL, false = host staging through the shared-memory backend; unset =
+  // NCCL where the session has it (not when ranks share a GPU: then host-staged). Asking for
+  // NCCL on a session without it raises UsageError naming why and the alternative.
+  std::optional<bool> nccl{};
 };
 
 class Session {

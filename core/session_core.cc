@@ -83,7 +83,7 @@ void SessionCore::start() {
 void SessionCore::startBackend() {
   heap_ = std::make_unique<ShmHeap>(group_->shmPrefix(), group_->rank());
   const int ordinal = options_.devices.empty() ? -1 : options_.devices[group_->rank()];
-  RankEnvironment env{*group_, *heap_, ordinal};
+  RankEnvironment env{*group_, *heap_, ordinal, options_.devices};
   backend_ = factory_->create(env);
   blobs_ = std::make_unique<BlobCache>(group_->shmPrefix(), &backend_->device());
   Waiter waiter = group_->commandWaiter("startup");
@@ -274,6 +274,14 @@ void SessionCore::synchronizeOutsideStep(const std::string& what) {
     abort_reason_ = e.what();  // reported now, by this throw
     throw;
   }
+}
+
+bool SessionCore::resolveNative(std::optional<bool> requested) {
+  ensureOpen();
+  const char* unavailable = backend_->nativeUnavailable();
+  if (!requested.has_value()) return unavailable == nullptr;
+  if (*requested && unavailable != nullptr) throw UsageError(unavailable);
+  return *requested;
 }
 
 void SessionCore::barrierStep() {

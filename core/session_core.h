@@ -9,6 +9,7 @@
 // var_collectives.cc (shared-variable collectives), data.cc (Data).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,14 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   ProcessGroup& group() { return *group_; }
   Device& device() { return backend_->device(); }
   Communicator& communicator(bool native) { return backend_->communicator(native); }
+  // The communicator of the runtime's own collectives (outputs, distribute): native where the
+  // session has it.
+  Communicator& defaultCommunicator() {
+    return backend_->communicator(backend_->nativeUnavailable() == nullptr);
+  }
+  // Master: whether a collective asked for with `requested` (unset: native where the session
+  // has it) runs natively; asked for native where there is none, throws UsageError at once.
+  bool resolveNative(std::optional<bool> requested);
   ShmHeap& heap() { return *heap_; }
   BlobCache& blobs() { return *blobs_; }
   const std::string& shmPrefix() const { return group_->shmPrefix(); }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectives/cuda/cuda_device.h"
 #include "collectives/cuda/fork_guard.h"
@@ -20,6 +21,23 @@
 namespace synk {
 namespace {
 
+// Why NCCL cannot run on this session: empty when every rank has a GPU of its own. NCCL refuses
+// two ranks of one communicator on one GPU, so ranks sharing one run host-staged collectives.
+std::string sharedDeviceReason(const std::vector<int>& devices) {
+  for (size_t r = 0; r < devices.size(); ++r) {
+    for (size_t q = 0; q < r; ++q) {
+      if (devices[q] != devices[r]) continue;
+      std::string list;
+      for (int d : devices) list += str(list.empty() ? "" : ", ", d);
+      return str("NCCL needs one GPU per rank, but ranks ", q, " and ", r, " share cuda:",
+                 devices[r], " (devices {", list,
+                 "}): use host-staged collectives, CollectiveOptions{.nccl = false} (the default "
+                 "when ranks share a GPU)");
+    }
+  }
+  return {};
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(RankEnvironment& env) : group_(env.group), heap_(env.heap) {
@@ -28,6 +46,7 @@ class CudaBackend final : public Backend {
                                 ": the cuda backend needs a GPU ordinal, got ",
                                 env.device_ordinal));
     }
+    no_native_ = sharedDeviceReason(env.devices);
     device_ = std::make_unique<CudaDevice>(env.device_ordinal, group_.rank());
     try {
       // Pin every heap segment, present and future: host staging and host-device outputs copy
@@ -35,9 +54,11 @@ class CudaBackend final : public Backend {
       CudaDevice* device = device_.get();
       heap_.setSegmentObserver(
           [device](void* base, size_t bytes) { device->registerHostMemory(base, bytes); });
-      Waiter waiter = group_.commandWaiter("creating the NCCL communicator");
-      nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter);
-      device_->attachNccl(nccl_->comm(), nccl_->parent());
+      if (no_native_.empty()) {
+        Waiter waiter = group_.commandWaiter("creating the NCCL communicator");
+        nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter);
+        device_->attachNccl(nccl_->comm(), nccl_->parent());
+      }
       staged_ = std::make_unique<HostStagedCommunicator>(group_, heap_, *device_);
     } catch (...) {
       heap_.setSegmentObserver(nullptr);
@@ -65,8 +86,13 @@ class CudaBackend final : public Backend {
   Device& device() override { return *device_; }
 
   Communicator& communicator(bool native) override {
-    if (native) return *nccl_;
-    return *staged_;
+    if (!native) return *staged_;
+    if (!nccl_) throw UsageError(no_native_);
+    return *nccl_;
+  }
+
+  const char* nativeUnavailable() const noexcept override {
+    return no_native_.empty() ? nullptr : no_native_.c_str();
   }
 
   void abort() noexcept override {
@@ -80,6 +106,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaDevice> device_;
   std::unique_ptr<NcclCommunicator> nccl_;
   std::unique_ptr<HostStagedCommunicator> staged_;
+  std::string no_native_;  // why there is no NCCL communicator; empty when there is one
 };
 
 class CudaBackendFactory final : public BackendFactory {

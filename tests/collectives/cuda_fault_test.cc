@@ -1,5 +1,6 @@
 // The cuda backend's fault contract (collectives/cuda/README.md, "Faults"): a rank SIGKILLed
-// while NCCL all_reduces are running makes the master's wait throw PeerFailure naming the rank
+// while NCCL all_reduces (one GPU per rank) or host-staged all_reduces (ranks sharing one GPU)
+// are running makes the master's wait throw PeerFailure naming the rank
 // and the signal within seconds (NCCL itself never notices: the master's process table does),
 // every survivor aborts its communicator, every process is gone, and the GPUs work for the next
 // session.
@@ -89,51 +90,66 @@ void requireGpus(BackendFactory& factory, int n) {
   }
 }
 
+// Where the ranks run and how they all_reduce.
+struct Placement {
+  int n_ranks = 2;
+  bool native = true;        // NCCL, or host staging
+  std::vector<int> devices;  // empty: one GPU per rank
+  RankOptions rankOptions() const {
+    RankOptions options;
+    options.devices = devices;
+    return options;
+  }
+};
+
 // The faulty session, run in the child. Reports "caught=<0|1> rank=<r> seconds=<s>
 // teardown=<s> ok_exits=<k> leftover=<k> message=<...>".
-std::string killOneRankDuringAllReduce(int n) {
+std::string killOneRankDuringAllReduce(const Placement& placement) {
   const auto factory = makeCudaBackendFactory();
   bool caught = false;
   int failed_rank = -1;
   double seconds = -1;
   std::string message;
   Clock::time_point caught_at;
-  const RankRun run = launchRanks(*factory, n, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(true);
-    const size_t count = size_t{4} << 20;  // 16 MiB of float32
-    void* buffer = ctx.device().allocate(count * sizeof(float));
-    const AllReduceArgs args{buffer, count, DType::Float32, ReduceOp::Sum};
-    {
-      Waiter waiter = ctx.waiter("warm-up all_reduce");
-      comm.allReduce(args, waiter);
-      ctx.device().synchronize(waiter);
-    }
-    if (ctx.rank() == 1) {
-      for (int i = 0;; ++i) {
-        Waiter waiter = ctx.waiter("the victim's all_reduce");
-        comm.allReduce(args, waiter);
-        if (i == 2) raise(SIGKILL);  // dies with its all_reduce in flight
-        ctx.device().synchronize(waiter);
-      }
-    }
-    const auto start = Clock::now();
-    try {
-      for (int i = 0; i < 100000; ++i) {
-        Waiter waiter = ctx.waiter("all_reduce with a dying peer");
-        comm.allReduce(args, waiter);
-        ctx.device().synchronize(waiter);
-      }
-      if (ctx.rank() == 0) message = "100000 all_reduces completed without the victim";
-    } catch (const PeerFailure& e) {
-      if (ctx.rank() == 0) {
-        caught = true;
-        caught_at = Clock::now();
-        failed_rank = e.rank();
-        message = e.what();
-        seconds = std::chrono::duration<double>(caught_at - start).count();
-      }
-    }
-  });
+  const RankRun run = launchRanks(
+      *factory, placement.n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(placement.native);
+        const size_t count = size_t{4} << 20;  // 16 MiB of float32
+        void* buffer = ctx.device().allocate(count * sizeof(float));
+        const AllReduceArgs args{buffer, count, DType::Float32, ReduceOp::Sum};
+        {
+          Waiter waiter = ctx.waiter("warm-up all_reduce");
+          comm.allReduce(args, waiter);
+          ctx.device().synchronize(waiter);
+        }
+        if (ctx.rank() == 1) {
+          for (int i = 0;; ++i) {
+            Waiter waiter = ctx.waiter("the victim's all_reduce");
+            comm.allReduce(args, waiter);
+            if (i == 2) raise(SIGKILL);  // dies with its all_reduce in flight
+            ctx.device().synchronize(waiter);
+          }
+        }
+        const auto start = Clock::now();
+        try {
+          for (int i = 0; i < 100000; ++i) {
+            Waiter waiter = ctx.waiter("all_reduce with a dying peer");
+            comm.allReduce(args, waiter);
+            ctx.device().synchronize(waiter);
+          }
+          if (ctx.rank() == 0) message = "100000 all_reduces completed without the victim";
+        } catch (const PeerFailure& e) {
+          if (ctx.rank() == 0) {
+            caught = true;
+            caught_at = Clock::now();
+            failed_rank = e.rank();
+            message = e.what();
+            seconds = std::chrono::duration<double>(caught_at - start).count();
+          }
+        }
+      },
+      placement.rankOptions());
   const double teardown = std::chrono::duration<double>(Clock::now() - caught_at).count();
   int ok_exits = 0;
   for (size_t r = 1; r < run.ranks.size(); ++r)
@@ -144,33 +160,35 @@ std::string killOneRankDuringAllReduce(int n) {
 }
 
 // A healthy session after the faulty one: the GPUs and NCCL must work.
-std::string healthyAllReduce(int n) {
+std::string healthyAllReduce(const Placement& placement) {
   const auto factory = makeCudaBackendFactory();
-  std::string wrong;
-  const RankRun run = launchRanks(*factory, n, [&](RankContext& ctx) {
-    const size_t count = 1000;
-    std::vector<float> host(count, static_cast<float>(ctx.rank() + 1));
-    void* buffer = ctx.device().allocate(count * sizeof(float));
-    Waiter waiter = ctx.waiter("all_reduce after a fault");
-    ctx.device().copy(buffer, host.data(), count * sizeof(float), CopyKind::HostToDevice);
-    ctx.backend.communicator(true).allReduce({buffer, count, DType::Float32, ReduceOp::Sum},
-                                             waiter);
-    ctx.device().copy(host.data(), buffer, count * sizeof(float), CopyKind::DeviceToHost);
-    ctx.device().synchronize(waiter);
-    ctx.device().release(buffer);
-    const float expected = static_cast<float>(ctx.size() * (ctx.size() + 1) / 2);
-    for (float v : host) {
-      if (v != expected) throw std::runtime_error(str("got ", v, ", expected ", expected));
-    }
-  });
+  const RankRun run = launchRanks(
+      *factory, placement.n_ranks,
+      [&](RankContext& ctx) {
+        const size_t count = 1000;
+        std::vector<float> host(count, static_cast<float>(ctx.rank() + 1));
+        void* buffer = ctx.device().allocate(count * sizeof(float));
+        Waiter waiter = ctx.waiter("all_reduce after a fault");
+        ctx.device().copy(buffer, host.data(), count * sizeof(float), CopyKind::HostToDevice);
+        ctx.backend.communicator(placement.native)
+            .allReduce({buffer, count, DType::Float32, ReduceOp::Sum}, waiter);
+        ctx.device().copy(host.data(), buffer, count * sizeof(float), CopyKind::DeviceToHost);
+        ctx.device().synchronize(waiter);
+        ctx.device().release(buffer);
+        const float expected = static_cast<float>(ctx.size() * (ctx.size() + 1) / 2);
+        for (float v : host) {
+          if (v != expected) throw std::runtime_error(str("got ", v, ", expected ", expected));
+        }
+      },
+      placement.rankOptions());
   return str(run.allOk() ? "OK" : "FAILED", "\n", run.describe());
 }
 
-void faultScenario(int n) {
+void faultScenario(const Placement& placement) {
   const auto factory = makeCudaBackendFactory();
-  requireGpus(*factory, n);
+  requireGpus(*factory, placement.devices.empty() ? placement.n_ranks : 1);
   const ChildResult fault =
-      runInChild([n] { return killOneRankDuringAllReduce(n); }, std::chrono::seconds(90));
+      runInChild([&] { return killOneRankDuringAllReduce(placement); }, std::chrono::seconds(90));
   INFO("faulty session: " << fault.report);
   REQUIRE(fault.finished);
   CHECK_THAT(fault.report, Contains("caught=1 rank=1 "));
@@ -183,18 +201,28 @@ void faultScenario(int n) {
   CHECK(seconds < 10.0);   // the master reports the death within 10 s
   CHECK(teardown < 15.0);  // communicators aborted (bounded) and every rank gone
   const ChildResult next =
-      runInChild([n] { return healthyAllReduce(n); }, std::chrono::seconds(90));
+      runInChild([&] { return healthyAllReduce(placement); }, std::chrono::seconds(90));
   INFO("next session: " << next.report);
   REQUIRE(next.finished);
   CHECK_THAT(next.report, Contains("OK\n"));
 }
 
 TEST_CASE("cuda rank killed during NCCL all_reduces on 2 GPUs", "[gpu][fault]") {
-  faultScenario(2);
+  faultScenario({.n_ranks = 2, .native = true, .devices = {}});
 }
 
 TEST_CASE("cuda rank killed during NCCL all_reduces on 4 GPUs", "[gpu][fault]") {
-  faultScenario(4);
+  faultScenario({.n_ranks = 4, .native = true, .devices = {}});
+}
+
+TEST_CASE("cuda rank killed during host-staged all_reduces on 2 ranks sharing a GPU",
+          "[gpu][fault]") {
+  faultScenario({.n_ranks = 2, .native = false, .devices = {0, 0}});
+}
+
+TEST_CASE("cuda rank killed during host-staged all_reduces on 3 ranks sharing a GPU",
+          "[gpu][fault]") {
+  faultScenario({.n_ranks = 3, .native = false, .devices = {0, 0, 0}});
 }
 
 }  // namespace

@@ -307,141 +307,168 @@ void expectInvalid(RankContext& ctx, const std::string& what, const std::functio
   fail(str(what, " on rank ", ctx.rank(), ": expected InvalidArgument, nothing was thrown"));
 }
 
+RankOptions rankOptions(const ConformanceOptions& options) {
+  RankOptions rank_options;
+  rank_options.devices = options.devices;
+  return rank_options;
+}
+
 }  // namespace
 
 void checkAllReduce(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
-  runOnRanks(factory, n_ranks, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(options.native);
-    for (DType dtype : options.dtypes) {
-      for (ReduceOp op : kOps) {
-        if (!validOp(op, dtype)) continue;
-        for (size_t count : options.counts)
-          runAllReduce(ctx, comm, options, dtype, op, count);
-      }
-    }
-  });
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        for (DType dtype : options.dtypes) {
+          for (ReduceOp op : kOps) {
+            if (!validOp(op, dtype)) continue;
+            for (size_t count : options.counts)
+              runAllReduce(ctx, comm, options, dtype, op, count);
+          }
+        }
+      },
+      rankOptions(options));
 }
 
 void checkReduce(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
-  runOnRanks(factory, n_ranks, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(options.native);
-    for (DType dtype : options.dtypes) {
-      for (ReduceOp op : kOps) {
-        if (!validOp(op, dtype)) continue;
-        for (size_t c = 0; c < options.counts.size(); ++c) {
-          for (int root = 0; root < ctx.size(); ++root) {
-            // Alternating keeps the run short and still gives every root and count both forms.
-            const bool in_place = (c + static_cast<size_t>(root)) % 2 == 1;
-            runReduce(ctx, comm, options, dtype, op, options.counts[c], root, in_place);
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        for (DType dtype : options.dtypes) {
+          for (ReduceOp op : kOps) {
+            if (!validOp(op, dtype)) continue;
+            for (size_t c = 0; c < options.counts.size(); ++c) {
+              for (int root = 0; root < ctx.size(); ++root) {
+                // Alternating keeps the run short and still gives every root and count both forms.
+                const bool in_place = (c + static_cast<size_t>(root)) % 2 == 1;
+                runReduce(ctx, comm, options, dtype, op, options.counts[c], root, in_place);
+              }
+            }
           }
         }
-      }
-    }
-  });
+      },
+      rankOptions(options));
 }
 
 void checkBroadcast(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
-  runOnRanks(factory, n_ranks, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(options.native);
-    for (DType dtype : options.dtypes) {
-      for (size_t count : options.counts) {
-        for (int root = 0; root < ctx.size(); ++root) {
-          runBroadcast(ctx, comm, options, dtype, count, root);
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        for (DType dtype : options.dtypes) {
+          for (size_t count : options.counts) {
+            for (int root = 0; root < ctx.size(); ++root) {
+              runBroadcast(ctx, comm, options, dtype, count, root);
+            }
+          }
         }
-      }
-    }
-  });
+      },
+      rankOptions(options));
 }
 
 void checkGather(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
-  runOnRanks(factory, n_ranks, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(options.native);
-    for (DType dtype : options.dtypes) {
-      for (const auto& counts : gatherCases(options, ctx.size())) {
-        for (int root = 0; root < ctx.size(); ++root) {
-          runGather(ctx, comm, options, dtype, counts, root);
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        for (DType dtype : options.dtypes) {
+          for (const auto& counts : gatherCases(options, ctx.size())) {
+            for (int root = 0; root < ctx.size(); ++root) {
+              runGather(ctx, comm, options, dtype, counts, root);
+            }
+          }
         }
-      }
-    }
-  });
+      },
+      rankOptions(options));
 }
 
 void checkAllGather(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
-  runOnRanks(factory, n_ranks, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(options.native);
-    for (DType dtype : options.dtypes) {
-      for (const auto& counts : gatherCases(options, ctx.size())) {
-        runAllGather(ctx, comm, options, dtype, counts);
-      }
-    }
-  });
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        for (DType dtype : options.dtypes) {
+          for (const auto& counts : gatherCases(options, ctx.size())) {
+            runAllGather(ctx, comm, options, dtype, counts);
+          }
+        }
+      },
+      rankOptions(options));
 }
 
 void checkInvalidArguments(BackendFactory& factory, int n_ranks,
                            const ConformanceOptions& options) {
-  runOnRanks(factory, n_ranks, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(options.native);
-    const int n = ctx.size();
-    TestBuffer buffer(ctx, options, DType::Float32, 64);
-    TestBuffer ints(ctx, options, DType::Int32, 64);
-    void* p = buffer.data();
-    Waiter waiter = ctx.waiter("invalid arguments");
-    expectInvalid(ctx, "allReduce op gather", [&] {
-      comm.allReduce({p, 64, DType::Float32, ReduceOp::Gather}, waiter);
-    });
-    expectInvalid(ctx, "allReduce op none", [&] {
-      comm.allReduce({p, 64, DType::Float32, ReduceOp::None}, waiter);
-    });
-    expectInvalid(ctx, "allReduce avg of int32", [&] {
-      comm.allReduce({ints.data(), 64, DType::Int32, ReduceOp::Avg}, waiter);
-    });
-    expectInvalid(ctx, "reduce op none", [&] {
-      comm.reduce({p, p, 64, DType::Float32, ReduceOp::None, 0}, waiter);
-    });
-    expectInvalid(ctx, "reduce root n", [&] {
-      comm.reduce({p, p, 64, DType::Float32, ReduceOp::Sum, n}, waiter);
-    });
-    expectInvalid(ctx, "broadcast root -1", [&] {
-      comm.broadcast({p, 64, DType::Float32, -1}, waiter);
-    });
-    expectInvalid(ctx, "gather with n+1 counts", [&] {
-      comm.gather({p, p, std::vector<size_t>(n + 1, 1), DType::Float32, 0}, waiter);
-    });
-    expectInvalid(ctx, "allGather with n-1 counts", [&] {
-      comm.allGather({p, p, std::vector<size_t>(n - 1, 1), DType::Float32}, waiter);
-    });
-    // Nothing above may have left the ranks out of step.
-    runAllReduce(ctx, comm, options, DType::Float32, ReduceOp::Sum, 1000);
-  });
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        const int n = ctx.size();
+        TestBuffer buffer(ctx, options, DType::Float32, 64);
+        TestBuffer ints(ctx, options, DType::Int32, 64);
+        void* p = buffer.data();
+        Waiter waiter = ctx.waiter("invalid arguments");
+        expectInvalid(ctx, "allReduce op gather", [&] {
+          comm.allReduce({p, 64, DType::Float32, ReduceOp::Gather}, waiter);
+        });
+        expectInvalid(ctx, "allReduce op none", [&] {
+          comm.allReduce({p, 64, DType::Float32, ReduceOp::None}, waiter);
+        });
+        expectInvalid(ctx, "allReduce avg of int32", [&] {
+          comm.allReduce({ints.data(), 64, DType::Int32, ReduceOp::Avg}, waiter);
+        });
+        expectInvalid(ctx, "reduce op none", [&] {
+          comm.reduce({p, p, 64, DType::Float32, ReduceOp::None, 0}, waiter);
+        });
+        expectInvalid(ctx, "reduce root n", [&] {
+          comm.reduce({p, p, 64, DType::Float32, ReduceOp::Sum, n}, waiter);
+        });
+        expectInvalid(ctx, "broadcast root -1", [&] {
+          comm.broadcast({p, 64, DType::Float32, -1}, waiter);
+        });
+        expectInvalid(ctx, "gather with n+1 counts", [&] {
+          comm.gather({p, p, std::vector<size_t>(n + 1, 1), DType::Float32, 0}, waiter);
+        });
+        expectInvalid(ctx, "allGather with n-1 counts", [&] {
+          comm.allGather({p, p, std::vector<size_t>(n - 1, 1), DType::Float32}, waiter);
+        });
+        // Nothing above may have left the ranks out of step.
+        runAllReduce(ctx, comm, options, DType::Float32, ReduceOp::Sum, 1000);
+      },
+      rankOptions(options));
 }
 
 void checkBackToBack(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
-  runOnRanks(factory, n_ranks, [&](RankContext& ctx) {
-    Communicator& comm = ctx.backend.communicator(options.native);
-    const int n = ctx.size();
-    for (int i = 0; i < 100; ++i) {
-      const DType dtype = options.dtypes[static_cast<size_t>(i) % options.dtypes.size()];
-      const size_t count = static_cast<size_t>(i * 37) % 301;
-      const int root = i % n;
-      switch (i % 5) {
-        case 0:
-          runAllReduce(ctx, comm, options, dtype, ReduceOp::Sum, count);
-          break;
-        case 1:
-          runReduce(ctx, comm, options, dtype, ReduceOp::Max, count, root, i % 2 == 0);
-          break;
-        case 2:
-          runBroadcast(ctx, comm, options, dtype, count, root);
-          break;
-        case 3:
-          runGather(ctx, comm, options, dtype, gatherCounts(count, n), root);
-          break;
-        default:
-          runAllGather(ctx, comm, options, dtype, gatherCounts(count, n));
-          break;
-      }
-    }
-  });
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        const int n = ctx.size();
+        for (int i = 0; i < 100; ++i) {
+          const DType dtype = options.dtypes[static_cast<size_t>(i) % options.dtypes.size()];
+          const size_t count = static_cast<size_t>(i * 37) % 301;
+          const int root = i % n;
+          switch (i % 5) {
+            case 0:
+              runAllReduce(ctx, comm, options, dtype, ReduceOp::Sum, count);
+              break;
+            case 1:
+              runReduce(ctx, comm, options, dtype, ReduceOp::Max, count, root, i % 2 == 0);
+              break;
+            case 2:
+              runBroadcast(ctx, comm, options, dtype, count, root);
+              break;
+            case 3:
+              runGather(ctx, comm, options, dtype, gatherCounts(count, n), root);
+              break;
+            default:
+              runAllGather(ctx, comm, options, dtype, gatherCounts(count, n));
+              break;
+          }
+        }
+      },
+      rankOptions(options));
 }
 
 void checkAllCollectives(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {

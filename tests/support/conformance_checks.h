@@ -25,6 +25,8 @@ struct ConformanceOptions {
                                DType::UInt8,   DType::Float16, DType::BFloat16};
   // Element counts (gathers use per-rank counts derived from these, some of them 0).
   std::vector<size_t> counts = {0, 1, 3, 17, 64, 1000, 4099, 70001};
+  // Device of each rank (RankOptions::devices): {0, 0} runs two ranks on one GPU.
+  std::vector<int> devices{};
 };
 
 void checkAllReduce(BackendFactory& factory, int n_ranks, const ConformanceOptions& options = {});

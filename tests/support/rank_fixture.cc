@@ -24,30 +24,45 @@ void writeSlotMessage(ProcessGroup& group, const std::string& message) {
   storeMessage(group.control().slot(group.rank()).message, message);
 }
 
-// One device per rank for GPU backends; the host backend binds none.
-int deviceOrdinalFor(const BackendFactory& factory, int rank) {
-  return factory.name() == "cpu" ? -1 : rank;
+// Every rank's device: as listed, or one per rank, for device backends; the host backend binds
+// none.
+std::vector<int> devicesFor(const BackendFactory& factory, int n_ranks,
+                            const std::vector<int>& listed) {
+  if (factory.name() == "cpu") return {};
+  if (!listed.empty()) return listed;
+  std::vector<int> devices(static_cast<size_t>(n_ranks));
+  for (int r = 0; r < n_ranks; ++r) devices[static_cast<size_t>(r)] = r;
+  return devices;
 }
 
-void requireRunnable(const BackendFactory& factory, int n_ranks) {
+void requireRunnable(const BackendFactory& factory, int n_ranks,
+                     const std::vector<int>& devices) {
   std::string why;
   if (!factory.isViable(&why)) {
     skipTest(str("backend '", factory.name(), "' is not viable here: ", why));
   }
-  if (factory.name() != "cpu" && factory.deviceCount() < n_ranks) {
+  if (!devices.empty() && static_cast<int>(devices.size()) != n_ranks) {
+    FAIL("RankOptions::devices lists " << devices.size() << " devices for " << n_ranks
+                                       << " ranks");
+  }
+  int needed = 0;
+  for (int d : devices) needed = std::max(needed, d + 1);
+  if (factory.deviceCount() < needed) {
     skipTest(str("backend '", factory.name(), "' sees ", factory.deviceCount(),
-                 " device(s), the test needs ", n_ranks));
+                 " device(s), the test needs ", needed));
   }
 }
 
 // Everything a rank does, master included. Returns why it failed, empty on success.
-std::string runRank(ProcessGroup& group, BackendFactory& factory, const RankBody& body) {
+std::string runRank(ProcessGroup& group, BackendFactory& factory, const RankBody& body,
+                    const std::vector<int>& devices) {
   std::string failure;
   std::unique_ptr<ShmHeap> heap;
   std::unique_ptr<Backend> backend;
   try {
     heap = std::make_unique<ShmHeap>(group.shmPrefix(), group.rank());
-    RankEnvironment env{group, *heap, deviceOrdinalFor(factory, group.rank())};
+    const int ordinal = devices.empty() ? -1 : devices[static_cast<size_t>(group.rank())];
+    RankEnvironment env{group, *heap, ordinal, devices};
     backend = factory.create(env);
     RankContext context{group, *heap, *backend};
     body(context);
@@ -71,8 +86,9 @@ std::string runRank(ProcessGroup& group, BackendFactory& factory, const RankBody
   return failure;
 }
 
-int workerMain(ProcessGroup& group, BackendFactory& factory, const RankBody& body) {
-  const std::string failure = runRank(group, factory, body);
+int workerMain(ProcessGroup& group, BackendFactory& factory, const RankBody& body,
+               const std::vector<int>& devices) {
+  const std::string failure = runRank(group, factory, body, devices);
   // Stay until the master ends the session: a worker that exits while the session is live is
   // reported as dead by the master's liveness probe.
   if (!group.aborted()) {
@@ -127,7 +143,8 @@ std::string RankRun::describe() const {
 
 RankRun launchRanks(BackendFactory& factory, int n_ranks, const RankBody& body,
                     const RankOptions& options) {
-  requireRunnable(factory, n_ranks);
+  const std::vector<int> devices = devicesFor(factory, n_ranks, options.devices);
+  requireRunnable(factory, n_ranks, devices);
   factory.checkBeforeFork();
   ProcessGroupOptions group_options;
   group_options.n_ranks = n_ranks;
@@ -135,12 +152,13 @@ RankRun launchRanks(BackendFactory& factory, int n_ranks, const RankBody& body,
   group_options.timeout = options.timeout;
   group_options.spin = options.spin;
   auto group = ProcessGroup::create(
-      group_options, [&](ProcessGroup& worker) { return workerMain(worker, factory, body); });
+      group_options,
+      [&](ProcessGroup& worker) { return workerMain(worker, factory, body, devices); });
 
   RankRun run;
   run.shm_prefix = group->shmPrefix();
   run.ranks.resize(n_ranks);
-  run.ranks[0].failure = runRank(*group, factory, body);
+  run.ranks[0].failure = runRank(*group, factory, body, devices);
   if (!group->aborted()) {
     abortSession(group->control(), AbortReason::Shutdown, 0, "the test finished");
   }

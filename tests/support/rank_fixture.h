@@ -35,6 +35,9 @@ struct RankOptions {
   // the workers' exit.
   std::chrono::milliseconds timeout{30000};
   std::chrono::microseconds spin{200};
+  // Device of each rank for device backends; empty = rank r on device r. Ranks may share one
+  // ({0, 0}: two ranks on one GPU, host-staged collectives only).
+  std::vector<int> devices{};
 };
 
 struct RankOutcome {

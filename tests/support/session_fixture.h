@@ -9,7 +9,10 @@
 namespace synk::test {
 
 std::string testBackend();
-// A session of n ranks on the test backend with a short deadline (tests must not hang).
+// Whether forkForTest(n_ranks) makes ranks share devices (so NCCL is not available there).
+bool sharesDevices(int n_ranks);
+// A session of n ranks on the test backend with a short deadline (tests must not hang). With
+// fewer GPUs than ranks, ranks share the GPUs round-robin (host-staged collectives).
 Session forkForTest(int n_ranks, ForkOptions options = {});
 // Path of a plugin built into the build's lib/ dir ("synk_testkit" -> .../libsynk_testkit.so).
 std::string pluginFile(const std::string& name);
