@@ -44,6 +44,9 @@ struct alignas(64) RankSlot {
   std::atomic<int32_t> pid;
   // Result of the current command: 0 = ok, else the ErrorKind of core/command.h.
   int32_t status;
+  // How often this rank's variable shapes have changed, written with every step's status: the
+  // master skips a collective's shape exchange while no rank's count moved (session_core.h).
+  uint64_t shape_generation;
   char message[kMessageBytes];
   // Small payloads published at a barrier, indexed by epoch parity.
   alignas(64) std::byte exchange[2][kExchangeBytes];

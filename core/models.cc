@@ -148,6 +148,7 @@ const VariableSpec& SessionCore::variableSpec(uint32_t model, uint32_t index) {
 }
 
 void SessionCore::reshapeStorage(VariableStorage& storage, const Shape& shape) {
+  if (storage.shape != shape) ++shape_generation_;
   storage.shape = shape;
   storage.buffer.reserve(device(), std::max<size_t>(storage.bytes(), 1));
 }

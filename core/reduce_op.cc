@@ -23,6 +23,10 @@ bool isElementwise(ReduceOp op) {
   return op != ReduceOp::Gather && op != ReduceOp::None;
 }
 
+bool isCollectiveOp(ReduceOp op, DType dtype) {
+  return isElementwise(op) && (op != ReduceOp::Avg || isFloating(dtype));
+}
+
 void checkCollectiveOp(ReduceOp op, DType dtype, std::string_view where) {
   if (!isElementwise(op)) {
     throw InvalidArgument(str(where, ": reduce op '", reduceOpName(op),

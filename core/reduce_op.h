@@ -19,5 +19,7 @@ bool isElementwise(ReduceOp op);
 // Throws InvalidArgument if op cannot be used by a collective (gather, none) or avg is asked of
 // an integer dtype. `where` names the call and variable for the message.
 void checkCollectiveOp(ReduceOp op, DType dtype, std::string_view where);
+// What checkCollectiveOp accepts, without building a message (for the call path).
+bool isCollectiveOp(ReduceOp op, DType dtype);
 
 }  // namespace synk

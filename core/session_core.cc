@@ -14,8 +14,9 @@ namespace {
 // The session open in this process: fork() refuses a second one, exit closes it.
 SessionCore* g_open_session = nullptr;
 
-void writeSlotStatus(RankSlot& slot, const Status& status) {
+void writeSlotStatus(RankSlot& slot, const Status& status, uint64_t shape_generation) {
   slot.status = static_cast<int32_t>(status.kind);
+  slot.shape_generation = shape_generation;
   storeMessage(slot.message, status.message);
 }
 
@@ -116,7 +117,7 @@ int SessionCore::workerLoop() {
     }
     Waiter waiter = group_->commandWaiter(stepName(opcode));
     const Status status = execute(opcode, payload, waiter);
-    writeSlotStatus(group_->control().slot(group_->rank()), status);
+    writeSlotStatus(group_->control().slot(group_->rank()), status, shape_generation_);
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
   }
 }
@@ -209,8 +210,9 @@ void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std
     Opcode echoed;
     ByteReader reader = readCommand(echoed, blob_copy);
     const Status status = execute(opcode, reader, waiter);
-    writeSlotStatus(group_->control().slot(rank()), status);
+    writeSlotStatus(group_->control().slot(rank()), status, shape_generation_);
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    noteShapeGenerations();
   } catch (const PeerFailure& e) {
     abortAndClose(e.what());
     throw PeerFailure(e.rank(), str(e.what(), " (during ", what, ")"));
@@ -219,6 +221,46 @@ void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std
     throw;
   }
   throwStatuses();
+}
+
+void SessionCore::noteShapeGenerations() {
+  const ControlBlock& cb = group_->control();
+  known_generations_.resize(static_cast<size_t>(size()), ~uint64_t{0});
+  bool moved = false;
+  bool failed = false;
+  for (int r = 0; r < size(); ++r) {
+    const RankSlot& slot = cb.ranks[r];
+    failed |= slot.status != 0;
+    if (slot.shape_generation != known_generations_[static_cast<size_t>(r)]) {
+      known_generations_[static_cast<size_t>(r)] = slot.shape_generation;
+      moved = true;
+    }
+  }
+  if (moved) uniform_shapes_.clear();
+  // Learnt in this step's exchange; no rank's shapes changed after it (a collective that
+  // reshapes, all_gather, moved the generations above and is never remembered).
+  if (!failed) {
+    for (auto& [key, shape] : pending_uniform_)
+      uniform_shapes_[key] = std::move(shape);
+  }
+  pending_uniform_.clear();
+}
+
+bool SessionCore::knownUniformShape(uint32_t model, uint32_t index, Shape& shape) {
+  // The master's own shapes also change outside steps (Variable::setValue on its copy).
+  const size_t me = static_cast<size_t>(rank());
+  if (me >= known_generations_.size() || known_generations_[me] != shape_generation_) {
+    uniform_shapes_.clear();
+    return false;
+  }
+  const auto it = uniform_shapes_.find(uint64_t{model} << 32 | index);
+  if (it == uniform_shapes_.end()) return false;
+  shape = it->second;
+  return true;
+}
+
+void SessionCore::rememberUniformShape(uint32_t model, uint32_t index, const Shape& shape) {
+  if (isMaster()) pending_uniform_.emplace_back(uint64_t{model} << 32 | index, shape);
 }
 
 void SessionCore::throwStatuses() {

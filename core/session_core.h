@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
@@ -113,6 +115,12 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   Communicator& defaultCommunicator() {
     return backend_->communicator(backend_->nativeUnavailable() == nullptr);
   }
+  // The collective fast path (core/README.md): the master skips a collective's shape exchange
+  // for variables every rank is known to hold with the same shape. Learnt from an exchange
+  // (rememberUniformShape, committed once the step succeeded) and forgotten as soon as any rank's
+  // shape generation (RankSlot::shape_generation, bumped by reshapeStorage) moves.
+  bool knownUniformShape(uint32_t model, uint32_t index, Shape& shape);
+  void rememberUniformShape(uint32_t model, uint32_t index, const Shape& shape);
   // Master: whether a collective asked for with `requested` (unset: native where the session
   // has it) runs natively; asked for native where there is none, throws UsageError at once.
   bool resolveNative(std::optional<bool> requested);
@@ -188,6 +196,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   ByteReader readCommand(Opcode& opcode, std::vector<std::byte>& blob_copy);
   Status execute(Opcode opcode, ByteReader& payload, Waiter& waiter);
   void throwStatuses();
+  // Master, after every step's end barrier: reads each rank's shape generation.
+  void noteShapeGenerations();
   // After a fatal error: aborts the session everywhere, ends the workers, frees everything.
   void abortAndClose(const std::string& reason) noexcept;
   void releaseResources() noexcept;
@@ -212,6 +222,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   std::vector<Array> results_;
   std::vector<std::vector<Shape>> shape_results_;
   DeviceBuffer collective_buffer_;
+  uint64_t shape_generation_ = 0;  // this rank's: bumped whenever a variable's shape changes
 
   // master only
   bool closed_ = false;
@@ -221,6 +232,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   std::unique_ptr<ShmSegment> payload_blob_;
   uint64_t payload_blob_id_ = 0;
   uint64_t payload_blob_generation_ = 0;
+  // The collective fast path: (model << 32 | index) -> the shape every rank holds.
+  std::unordered_map<uint64_t, Shape> uniform_shapes_;
+  std::vector<std::pair<uint64_t, Shape>> pending_uniform_;  // learnt in the current step
+  std::vector<uint64_t> known_generations_;                  // per rank, as last read
 };
 
 // The session open in this process, if any (one per process: fork semantics).

@@ -45,10 +45,12 @@ struct CollectiveRequest {
   uint8_t in_place = 0;
   int32_t nd_up = 1;
   uint8_t nccl = 1;
+  // The master knows every rank holds shapes[k] (the fast path): no shape exchange.
+  uint8_t shapes_known = 0;
   int32_t rank = 0;               // set_value / get_value target
   std::vector<CallInput> values;  // scatter / set_value sources
   Selection batch;
-  std::vector<Shape> shapes;  // broadcast: the master's shapes
+  std::vector<Shape> shapes;  // broadcast: the master's; shapes_known: every rank's
 
   void write(ByteWriter& out) const {
     out.put(kind);
@@ -57,6 +59,7 @@ struct CollectiveRequest {
     out.put(in_place);
     out.put(nd_up);
     out.put(nccl);
+    out.put(shapes_known);
     out.put(rank);
     out.put<uint64_t>(values.size());
     for (const CallInput& v : values)
@@ -74,6 +77,7 @@ struct CollectiveRequest {
     r.in_place = in.get<uint8_t>();
     r.nd_up = in.get<int32_t>();
     r.nccl = in.get<uint8_t>();
+    r.shapes_known = in.get<uint8_t>();
     r.rank = in.get<int32_t>();
     r.values.resize(in.get<uint64_t>());
     for (CallInput& v : r.values)
@@ -188,11 +192,23 @@ class CollectiveExecution {
   // before any variable moves: a bad shape anywhere fails the whole call with nothing changed.
   Status shaped() {
     std::vector<std::vector<Shape>> shapes;
-    if (Status ok = exchangeShapes(shapes); !ok.ok()) return ok;
+    if (request_.shapes_known) {
+      knownShapes(shapes);
+    } else if (Status ok = exchangeShapes(shapes); !ok.ok()) {
+      return ok;
+    }
     // Every rank checks the same shapes, so all return the same error before any collective.
     for (size_t k = 0; k < request_.vars.size(); ++k) {
       const Status ok = checkShapes(k, shapes[k]);
       if (!ok.ok()) return ok;
+    }
+    if (!request_.shapes_known && keepsShapes()) {
+      for (size_t k = 0; k < request_.vars.size(); ++k) {
+        const std::vector<Shape>& all = shapes[k];
+        if (std::all_of(all.begin(), all.end(), [&](const Shape& s) { return s == all[0]; })) {
+          core_.rememberUniformShape(request_.vars[k].model, request_.vars[k].index, all[0]);
+        }
+      }
     }
     std::vector<Array>& results = core_.results();
     for (size_t k = 0; k < request_.vars.size(); ++k)
@@ -201,6 +217,28 @@ class CollectiveExecution {
     // the device (stream-ordered before anything that reads the variable later).
     if (copied_to_host_) device_.synchronize(waiter_);
     return {};
+  }
+
+  // The collectives that leave every variable's shape as it was: what their exchange learnt
+  // stays true until some rank's shape generation moves.
+  bool keepsShapes() const {
+    return request_.kind == CollectiveKind::AllReduce || request_.kind == CollectiveKind::Reduce ||
+           request_.kind == CollectiveKind::Gather;
+  }
+
+  // The fast path: the master knew every rank's shapes. A rank whose own shape disagrees means
+  // the runtime's bookkeeping is wrong: fatal (the session aborts), never a silent mismatch.
+  void knownShapes(std::vector<std::vector<Shape>>& shapes) {
+    const size_t n = static_cast<size_t>(core_.size());
+    shapes.resize(request_.vars.size());
+    for (size_t k = 0; k < request_.vars.size(); ++k) {
+      if (var(k).shape != request_.shapes[k]) {
+        throw InternalError(str("rank ", core_.rank(), ": variable '", varName(k), "' is ",
+                                shapeString(var(k).shape), ", the master took it for ",
+                                shapeString(request_.shapes[k])));
+      }
+      shapes[k].assign(n, request_.shapes[k]);
+    }
   }
 
   // shapes[k][r]: rank r's shape of variable k. Exchanged in rounds that fit the exchange area:
@@ -354,7 +392,7 @@ class CollectiveExecution {
         args.dtype = v.dtype;
         comm().allGather(args, waiter_);
         v.buffer.swap(gathered);
-        v.shape = result;
+        core_.reshapeStorage(v, result);  // the size matches: counts the shape change only
         // The old storage (now in `gathered`) must outlive the collective reading it.
         device_.synchronize(waiter_);
         return;
@@ -395,6 +433,9 @@ CollectiveRequest requestFor(SessionCore& core, CollectiveKind kind,
   if (vars.empty()) throw InvalidArgument(str(kindName(kind), ": no variables given"));
   CollectiveRequest request;
   request.kind = kind;
+  // The runtime's own collectives (get_value, rank-local reads, ...) and the user's unless they
+  // asked: native where the session has it.
+  request.nccl = core.resolveNative(std::nullopt);
   for (const Variable& v : vars) {
     const auto [model, index] = core.resolve(v, kindName(kind));
     request.vars.push_back({model, index});
@@ -448,6 +489,19 @@ void checkRank(SessionCore& core, int rank, const char* what) {
 }  // namespace
 
 namespace {
+
+// The fast path: when the master knows every rank's shape of every variable, the ranks skip the
+// shape exchange (a barrier and its bookkeeping: about a fifth of a small collective's cost).
+void useKnownShapes(SessionCore& core, CollectiveRequest& request) {
+  request.shapes.resize(request.vars.size());
+  for (size_t k = 0; k < request.vars.size(); ++k) {
+    if (!core.knownUniformShape(request.vars[k].model, request.vars[k].index, request.shapes[k])) {
+      request.shapes.clear();
+      return;
+    }
+  }
+  request.shapes_known = 1;
+}
 
 std::vector<Array> run(SessionCore& core, const CollectiveRequest& request) {
   core.distribute();  // collectives need the variables on every rank
@@ -505,6 +559,7 @@ std::vector<Array> SessionCore::gather(const std::vector<Variable>& vars, int nd
   CollectiveRequest request = requestFor(*this, CollectiveKind::Gather, vars);
   request.nd_up = nd_up;
   request.nccl = nccl;
+  useKnownShapes(*this, request);
   return run(*this, request);
 }
 
@@ -519,13 +574,16 @@ std::vector<Array> SessionCore::reduce(const std::vector<Variable>& vars, Reduce
   CollectiveRequest request = requestFor(*this, CollectiveKind::Reduce, vars);
   for (const VarRef& ref : request.vars) {
     const VariableSpec& spec = variableSpec(ref.model, ref.index);
-    checkCollectiveOp(op, spec.dtype, str("reduce of variable '", spec.name, "'"));
+    if (!isCollectiveOp(op, spec.dtype)) {
+      checkCollectiveOp(op, spec.dtype, str("reduce of variable '", spec.name, "'"));
+    }
   }
   if (in_place)
     checkNotMirrored(*this, request, "an in-place reduce changes only the master's copy");
   request.op = op;
   request.in_place = in_place;
   request.nccl = nccl;
+  useKnownShapes(*this, request);
   return run(*this, request);
 }
 
@@ -533,10 +591,13 @@ void SessionCore::allReduce(const std::vector<Variable>& vars, ReduceOp op, bool
   CollectiveRequest request = requestFor(*this, CollectiveKind::AllReduce, vars);
   for (const VarRef& ref : request.vars) {
     const VariableSpec& spec = variableSpec(ref.model, ref.index);
-    checkCollectiveOp(op, spec.dtype, str("all_reduce of variable '", spec.name, "'"));
+    if (!isCollectiveOp(op, spec.dtype)) {
+      checkCollectiveOp(op, spec.dtype, str("all_reduce of variable '", spec.name, "'"));
+    }
   }
   request.op = op;
   request.nccl = nccl;
+  useKnownShapes(*this, request);
   run(*this, request);
 }
 

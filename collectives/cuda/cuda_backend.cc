@@ -28,9 +28,10 @@ std::string sharedDeviceReason(const std::vector<int>& devices) {
     for (size_t q = 0; q < r; ++q) {
       if (devices[q] != devices[r]) continue;
       std::string list;
-      for (int d : devices) list += str(list.empty() ? "" : ", ", d);
-      return str("NCCL needs one GPU per rank, but ranks ", q, " and ", r, " share cuda:",
-                 devices[r], " (devices {", list,
+      for (int d : devices)
+        list += str(list.empty() ? "" : ", ", d);
+      return str("NCCL needs one GPU per rank, but ranks ", q, " and ", r,
+                 " share cuda:", devices[r], " (devices {", list,
                  "}): use host-staged collectives, CollectiveOptions{.nccl = false} (the default "
                  "when ranks share a GPU)");
     }

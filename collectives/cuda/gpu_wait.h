@@ -49,6 +49,10 @@ inline void preferPeerFailure(Waiter& waiter) {
 template <typename Done>
 void pollUntil(Waiter& waiter, int rank, const char* what, Done&& done) {
   try {
+    // Checked once even when the work is already done: a wait outside a step (loading a model)
+    // must meet a peer that died meanwhile, however fast the GPU is. Cheap: a flag and at most
+    // one waitpid per Waiter::kProbeInterval.
+    waiter.check();
     if (done()) return;
     const auto spin_until = Clock::now() + kGpuSpinFor;
     while (true) {

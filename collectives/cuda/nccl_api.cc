@@ -6,11 +6,16 @@ namespace synk {
 
 const NcclApi& systemNccl() {
   static const NcclApi api{
-      "NCCL",           ncclGetVersion, ncclGetUniqueId,   ncclCommInitRankConfig,
-      ncclCommSplit,    ncclCommGetAsyncError,              ncclCommFinalize,
-      ncclCommDestroy,  ncclCommAbort,  ncclAllReduce,     ncclReduce,
-      ncclBroadcast,    ncclAllGather,  ncclSend,          ncclRecv,
-      ncclGroupStart,   ncclGroupEnd,   ncclGetErrorString, ncclGetLastError,
+      "NCCL",           ncclGetVersion,
+      ncclGetUniqueId,  ncclCommInitRankConfig,
+      ncclCommSplit,    ncclCommGetAsyncError,
+      ncclCommFinalize, ncclCommDestroy,
+      ncclCommAbort,    ncclAllReduce,
+      ncclReduce,       ncclBroadcast,
+      ncclAllGather,    ncclSend,
+      ncclRecv,         ncclGroupStart,
+      ncclGroupEnd,     ncclGetErrorString,
+      ncclGetLastError,
   };
   return api;
 }

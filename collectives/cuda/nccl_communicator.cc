@@ -54,8 +54,7 @@ class NcclGroup {
 };
 
 // Inside a group calls only queue work: ncclGroupEnd reports the group's outcome.
-void queued(const NcclApi& nccl, ncclResult_t result, const char* what, int rank,
-            ncclComm_t comm) {
+void queued(const NcclApi& nccl, ncclResult_t result, const char* what, int rank, ncclComm_t comm) {
   if (result == ncclSuccess || result == ncclInProgress) return;
   throw NcclError(str("rank ", rank, ": ", what, " failed: ", describeNccl(nccl, result, comm)));
 }
@@ -339,8 +338,8 @@ void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
     // waiting for the deadline.
     barrier.arrive(waiter, BarrierSite::Exchange, result == ncclSuccess);
     if (result != ncclSuccess) {
-      throw NcclError(str("rank ", rank_,
-                          ": ncclGetUniqueId failed: ", describeNccl(nccl_, result, nullptr)));
+      throw NcclError(
+          str("rank ", rank_, ": ncclGetUniqueId failed: ", describeNccl(nccl_, result, nullptr)));
     }
     return;
   }
@@ -376,13 +375,27 @@ void NcclCommunicator::complete(ncclComm_t comm, ncclResult_t issued, const char
   });
 }
 
+ncclRedOp_t NcclCommunicator::reductionFor(ReduceOp op, bool& scale_after) const {
+  scale_after = false;
+  if (op != ReduceOp::Avg) return ncclOpOf(op);
+  // One rank: the average is the value itself. NCCL 2.28's one-rank ncclAvg kernel leaves the
+  // tail of an out-of-place result unwritten (src/device/onerank.cu: block b covers
+  // [b, b + 1) * alignUp(n / blocks, pack), which stops short of n; seen on an H100 as a
+  // float64 reduce of 4099 elements whose last one was never written). ncclSum is a copy there.
+  if (size_ == 1) return ncclSum;
+  if (premultiplyIsExact(size_)) return ncclAvg;
+  scale_after = true;
+  return ncclSum;
+}
+
 void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkCollectiveOp(args.op, args.dtype, "nccl all_reduce");
-  const bool scale_after = args.op == ReduceOp::Avg && !premultiplyIsExact(size_);
+  bool scale_after = false;
+  const ncclRedOp_t op = reductionFor(args.op, scale_after);
   complete(comm(),
-           nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
-                           scale_after ? ncclSum : ncclOpOf(args.op), comm(), gpu_.stream()),
+           nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), op, comm(),
+                           gpu_.stream()),
            "ncclAllReduce", waiter);
   if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
 }
@@ -396,10 +409,10 @@ void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   }
   // Off the root NCCL never touches recvbuff; hand it a valid pointer all the same.
   void* recv = args.recv != nullptr ? args.recv : const_cast<void*>(args.send);
-  const bool scale_after = args.op == ReduceOp::Avg && !premultiplyIsExact(size_);
+  bool scale_after = false;
+  const ncclRedOp_t op = reductionFor(args.op, scale_after);
   complete(comm(),
-           nccl_.reduce(args.send, recv, args.count, ncclTypeOf(args.dtype),
-                        scale_after ? ncclSum : ncclOpOf(args.op), args.root, comm(),
+           nccl_.reduce(args.send, recv, args.count, ncclTypeOf(args.dtype), op, args.root, comm(),
                         gpu_.stream()),
            "ncclReduce", waiter);
   if (scale_after && rank_ == args.root) {
@@ -411,8 +424,8 @@ void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
   if (args.count == 0) return;
   checkRoot(args.root, size_, "nccl broadcast");
   complete(comm(),
-           nccl_.broadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype),
-                           args.root, comm(), gpu_.stream()),
+           nccl_.broadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
+                           comm(), gpu_.stream()),
            "ncclBroadcast", waiter);
 }
 

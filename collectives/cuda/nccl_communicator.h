@@ -93,6 +93,8 @@ class NcclCommunicator final : public Communicator {
   void complete(ncclComm_t comm, ncclResult_t issued, const char* what, Waiter& waiter);
   [[noreturn]] void fail(ncclComm_t comm, ncclResult_t result, const char* what) const;
   void splitFastCommunicator(Waiter& waiter);
+  // NCCL's reduction for `op` here; scale_after: a 1/n scaling pass must follow (avg).
+  ncclRedOp_t reductionFor(ReduceOp op, bool& scale_after) const;
   // Waits (bounded, no Waiter: used at close) until the stream has no queued work.
   bool drainStream() noexcept;
   // Every rank arrives with whether it drained; true if all did (see the class comment).

@@ -1,7 +1,10 @@
 // CUDA collectives through synk's API against raw NCCL, in one run on one communicator:
-//   for each size: raw ncclAllReduce loop (plugin nccl_peer, nccl-tests style), the same number
-//   of Session::allReduce calls (NCCL), and of host-staged ones (nccl = false); then the H2D
-//   bandwidth of scattering a Data input. Every figure is the median of --reps samples.
+//   for each size: raw ncclAllReduce loop (plugin nccl_peer, nccl-tests style), the same loop
+//   with a stream synchronize after each call (raw+sync: what a caller waiting for each result
+//   pays), the same number of Session::allReduce calls (NCCL), and of host-staged ones
+//   (nccl = false); then the H2D bandwidth of scattering a Data input. Every figure is the
+//   median of --reps samples. "added" is synk's time per call minus raw's; "vs sync" minus
+//   raw+sync's.
 //   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M | none] [--scatter 512M]
 #include <chrono>
 #include <cstdio>
@@ -67,8 +70,9 @@ int main(int argc, char** argv) {
     Session session = synk::fork({.n_parallel = o.ranks, .backend = "cuda"});
     const int n = session.size();
     Model peer = session.load(pluginPath("synk_nccl_peer"));
-    Function raw = session.function(peer, "raw_allreduce",
-                                    {.broadcast = {"iters"}, .outputs = {{"seconds", "max"}}});
+    Function raw =
+        session.function(peer, "raw_allreduce",
+                         {.broadcast = {"iters", "sync_each"}, .outputs = {{"seconds", "max"}}});
     Function touch = session.function(peer, "touch");
     Function sync = session.function(peer, "sync");
     Function raw_h2d = session.function(peer, "raw_h2d",
@@ -77,16 +81,20 @@ int main(int argc, char** argv) {
     session.distribute();
     std::printf("# synk CUDA all_reduce vs raw NCCL, %d ranks, float32 sum, medians of %d\n", n,
                 o.reps);
-    std::printf("%10s %10s %10s %10s %10s %8s %9s %12s %10s\n", "bytes", "raw_us", "raw_busbw",
-                "synk_us", "synk_busbw", "ratio", "added_us", "staged_us", "staged_bw");
+    std::printf("%10s %10s %10s %10s %10s %10s %8s %9s %9s %12s %10s\n", "bytes", "raw_us",
+                "raw_busbw", "rawsync_us", "synk_us", "synk_busbw", "ratio", "added_us", "vs_sync",
+                "staged_us", "staged_bw");
+    Data no_sync = session.data(Array::scalar<int32_t>(0));
+    Data sync_each = session.data(Array::scalar<int32_t>(1));
     for (double bytes : o.sizes) {
       const int64_t count = std::max<int64_t>(1, int64_t(bytes) / 4);
       session.broadcast({buf}, {Array(DType::Float32, {count})});
       const int iters = itersFor(bytes);
       Data iters_data = session.data(Array::scalar<int32_t>(iters));
-      std::vector<double> raw_s, synk_s, staged_s;
+      std::vector<double> raw_s, raw_sync_s, synk_s, staged_s;
       for (int rep = 0; rep < o.reps; ++rep) {
-        raw_s.push_back(raw({iters_data}).at(0).as<double>()[0]);
+        raw_s.push_back(raw({iters_data, no_sync}).at(0).as<double>()[0]);
+        raw_sync_s.push_back(raw({iters_data, sync_each}).at(0).as<double>()[0]);
         // synk: `iters` API calls, then a step that ends only when every rank's stream has
         // passed them (an output reduced through NCCL on the same streams).
         // Warm up, then wait for the GPUs (a barrier alone would not): the timed loop must not
@@ -110,14 +118,14 @@ int main(int argc, char** argv) {
                            staged_iters);
       }
       const double r = harness::median(raw_s), s = harness::median(synk_s),
-                   h = harness::median(staged_s);
+                   h = harness::median(staged_s), rs = harness::median(raw_sync_s);
       using harness::Collective;
       const double rb = harness::busbwGBps(Collective::AllReduce, n, bytes, r);
       const double sb = harness::busbwGBps(Collective::AllReduce, n, bytes, s);
       const double hb = harness::busbwGBps(Collective::AllReduce, n, bytes, h);
-      std::printf("%10s %10.2f %10.2f %10.2f %10.2f %7.1f%% %9.2f %12.2f %10.2f\n",
-                  harness::formatBytes(bytes).c_str(), r * 1e6, rb, s * 1e6, sb, 100.0 * r / s,
-                  (s - r) * 1e6, h * 1e6, hb);
+      std::printf("%10s %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f%% %9.2f %9.2f %12.2f %10.2f\n",
+                  harness::formatBytes(bytes).c_str(), r * 1e6, rb, rs * 1e6, s * 1e6, sb,
+                  100.0 * r / s, (s - r) * 1e6, (s - rs) * 1e6, h * 1e6, hb);
     }
     // Scatter: every rank copies its rows of a Data input host-to-device (pinned shm).
     const int64_t cols = 1024;

@@ -5,6 +5,7 @@
 // Quote the medians. The session is forked once in main(); workers never return from it.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -42,7 +43,8 @@ BENCHMARK(BM_TrivialCall)->UseRealTime()->MinTime(0.2);
 
 void BM_SessionAllReduce(benchmark::State& state) {
   const int64_t floats = state.range(0) / 4;
-  g_bench->session.broadcast({g_bench->v}, {synk::Array(synk::DType::Float32, {floats / 2, 2})});
+  g_bench->session.broadcast(
+      {g_bench->v}, {synk::Array(synk::DType::Float32, {std::max<int64_t>(1, floats / 2), 2})});
   for (auto _ : state)
     g_bench->session.allReduce({g_bench->v}, synk::ReduceOp::Sum);
   const int n = g_bench->session.size();
@@ -53,6 +55,7 @@ void BM_SessionAllReduce(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * state.range(0));
 }
 BENCHMARK(BM_SessionAllReduce)
+    ->Arg(8)
     ->Arg(8 << 20)
     ->Arg(64 << 20)
     ->UseRealTime()

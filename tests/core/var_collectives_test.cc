@@ -211,6 +211,46 @@ TEST_CASE("scatter, set_value and get_value with every batch form", "[core][coll
   CHECK(v.getValue().toVector<float>() == pick({0, 7}));  // the master's copy
 }
 
+// The master skips a collective's shape exchange while it knows every rank's shapes
+// (SessionCore::knownUniformShape). Whatever changes a shape on any rank, in any step, must end
+// that: a stale shape would reduce buffers of different sizes.
+TEST_CASE("a collective sees shapes changed on any rank since the last one", "[core][coll]") {
+  Kit kit(3);
+  Variable v = kit.model.variable("v");
+  Array rows(DType::Float32, {6, 2});
+  for (int i = 0; i < 12; ++i)
+    rows.as<float>()[i] = float(i);
+  Data data = kit.session.data(rows);
+  kit.session.scatter({v}, {data}, Selection::count(3));  // one row on every rank
+  kit.session.allReduce({v}, ReduceOp::Sum);              // learns {1, 2} everywhere
+  kit.session.allReduce({v}, ReduceOp::Sum);              // known: no exchange
+  CHECK(kit.session.getValue(2, {v}).at(0).toVector<float>() ==
+        std::vector<float>{3 * (0 + 2 + 4), 3 * (1 + 3 + 5)});
+  // A step that changes one worker's shape only.
+  kit.session.setValue(2, {v}, {data}, Selection::indices({4, 5}));
+  CHECK_THROWS_WITH(kit.session.allReduce({v}, ReduceOp::Sum),
+                    Contains("shapes differ") && Contains("on rank 2"));
+  CHECK_THROWS_WITH(kit.session.reduce({v}, ReduceOp::Sum, false), Contains("shapes differ"));
+  CHECK_THROWS_WITH(kit.session.gather({v}, 1), Contains("shapes differ"));
+  // Uneven scatter: 2, 1, 1 rows.
+  kit.session.scatter({v}, {data}, Selection::count(4));
+  CHECK_THROWS_WITH(kit.session.allReduce({v}, ReduceOp::Sum), Contains("on rank 1"));
+  CHECK(kit.session.gather({v}, 0).at(0).toVector<float>() ==
+        std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7});
+  // Even again, learnt again, then changed by all_gather (every rank's shape grows).
+  kit.session.scatter({v}, {data}, Selection::range(3, 6));
+  kit.session.allReduce({v}, ReduceOp::Max);
+  kit.session.allReduce({v}, ReduceOp::Max);
+  kit.session.allGather({v});
+  CHECK(kit.session.getShapes({v}) == std::vector<std::vector<Shape>>{{{3, 2}, {3, 2}, {3, 2}}});
+  kit.session.allReduce({v}, ReduceOp::Sum);
+  CHECK(kit.session.getValue(1, {v}).at(0).toVector<float>() ==
+        std::vector<float>{30, 33, 30, 33, 30, 33});
+  // The master's own copy, set outside any step.
+  v.setValue(Array(DType::Float32, {2, 2}));
+  CHECK_THROWS_WITH(kit.session.allReduce({v}, ReduceOp::Sum), Contains("shapes differ"));
+}
+
 TEST_CASE("collective argument errors", "[core][coll][errors]") {
   Kit kit(2);
   Variable v = kit.model.variable("var_i32");

@@ -37,8 +37,11 @@ class NcclPeer {
   static sdk::Spec spec() {
     sdk::Spec spec("nccl_peer");
     spec.variable("buf", DType::Float32, {1});
+    // sync_each != 0: a stream synchronize after every all_reduce (the cost a caller that
+    // waits for each result pays).
     spec.function("raw_allreduce")
         .input("iters", DType::Int32, 0)
+        .input("sync_each", DType::Int32, 0)
         .read("buf")
         .output("seconds", DType::Float64, 0);
     spec.function("touch").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
@@ -66,11 +69,15 @@ class NcclPeer {
     }
     if (name == "raw_h2d") return rawH2d(call, stream);
     int32_t iters = 0;
+    int32_t sync_each = 0;
     // On the rank's stream: the input's host-to-device copy was queued there (non-blocking
     // streams do not order against the legacy default stream).
     check(
         cudaMemcpyAsync(&iters, call.input(0).data(), sizeof iters, cudaMemcpyDeviceToHost, stream),
         "iters");
+    check(cudaMemcpyAsync(&sync_each, call.input(1).data(), sizeof sync_each,
+                          cudaMemcpyDeviceToHost, stream),
+          "sync_each");
     check(cudaStreamSynchronize(stream), "iters");
     auto comm = static_cast<ncclComm_t>(context_.comm());
     // In place on the variable's memory: the values are irrelevant to the timing.
@@ -83,6 +90,7 @@ class NcclPeer {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) {
       enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+      if (sync_each != 0) check(cudaStreamSynchronize(stream), "sync");
     }
     check(cudaStreamSynchronize(stream), "loop");
     const double seconds =
