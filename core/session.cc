@@ -249,7 +249,7 @@ Array Variable::getValue() const {
   if (spec.kind != VariableKind::RankLocal) return core.readLocalVariable(model_, index_);
   // A rank-local variable reads as the reduction of every rank's copy.
   const ReduceOp op = spec.local_reduction == LocalReduction::Mean ? ReduceOp::Avg : ReduceOp::Sum;
-  return core.reduce({*this}, op, false, true).at(0);
+  return core.reduce({*this}, op, false, core.resolveNative(std::nullopt)).at(0);
 }
 void Variable::setValue(const ArrayView& value, bool force_cast) {
   coreOf(core_, "variable").writeLocalVariable(model_, index_, value, force_cast);
