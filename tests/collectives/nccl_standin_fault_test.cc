@@ -101,6 +101,21 @@ TEST_CASE("a peer never arrives at init: every rank times out and aborts during 
   requireNothingLeft(run, 3);
 }
 
+// Under the non-blocking parent the split answers ncclSuccess; its job then fails, which only
+// the parent's state says.
+TEST_CASE("the split's job fails after ncclSuccess: every rank throws NcclError naming the split",
+          "[coll][fault]") {
+  const int n = GENERATE(1, 2);
+  standin::Faults faults;
+  faults.fail = {standin::Call::Split, -1};
+  const RankRun run = runWithFaults(faults, n, unreachable("the split did not fail"));
+  requireEveryRankFailed(run, {"ncclCommSplit", "injected failure of ncclCommSplit"});
+  requireAbortedNotDestroyed(n, 1);
+  for (int r = 0; r < n; ++r)
+    CHECK(standin::record(r).split_returned_while_running.load() == 1);
+  requireNothingLeft(run, n);
+}
+
 // The split's job is a job of the parent: abort must stop it, and it must not write the child's
 // slot after the abort returned (no child communicator may be left).
 TEST_CASE("a peer never arrives at the split: every rank times out and aborts the parent",
