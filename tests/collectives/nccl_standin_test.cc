@@ -1,0 +1,149 @@
+// synk's NcclCommunicator (collectives/cuda/nccl_communicator.h) against the NCCL stand-in
+// (tests/support/nccl_standin): the conformance suite on 1-4 forked ranks, the split that
+// returns ncclSuccess while its job still runs, finalize's ncclInProgress, and the teardown
+// barrier. No GPU: this is how CI catches a misuse of NCCL's non-blocking API.
+#include <catch2/catch.hpp>
+
+#include "tests/collectives/nccl_standin_checks.h"
+#include "tests/support/conformance_checks.h"
+
+namespace synk::test {
+namespace {
+
+// A healthy run: nothing refused, no violation, the child split off and used, every
+// communicator finalized or aborted at close, nothing left.
+void requireHealthy(const RankRun& run, int n_ranks, int sessions = 1) {
+  requireNothingLeft(run, n_ranks);
+  INFO(ledgerReport(n_ranks));
+  CHECK(standin::ledger().violations.load() == 0);
+  for (int r = 0; r < n_ranks; ++r) {
+    const standin::RankRecord& l = standin::record(r);
+    CHECK(l.refused.load() == 0);
+    CHECK(l.split_returned_while_running.load() == sessions);
+    CHECK(l.finalizes.load() == sessions);
+    CHECK(l.destroys.load() == sessions);  // the parent, after its finalize
+    CHECK(l.aborts.load() == sessions);    // the idle blocking child
+  }
+}
+
+// The whole conformance suite (7 sessions), then the ledger of the last one.
+void conformance(int n_ranks) {
+  const auto factory = standinFactory();
+  checkAllCollectives(*factory, n_ranks);
+  INFO(ledgerReport(n_ranks));
+  CHECK(standin::ledger().violations.load() == 0);
+  CHECK(leftoverIds() == 0);
+  for (int r = 0; r < n_ranks; ++r) {
+    CHECK(standin::record(r).refused.load() == 0);
+    CHECK(standin::record(r).live_threads_at_exit.load() == 0);
+    CHECK(standin::record(r).live_comms_at_exit.load() == 0);
+  }
+}
+
+TEST_CASE("nccl stand-in conformance on 1 rank", "[coll]") {
+  conformance(1);
+}
+TEST_CASE("nccl stand-in conformance on 2 ranks", "[coll]") {
+  conformance(2);
+}
+// 3 ranks: avg is a sum then a scaling pass (1/3 is not exact as ncclAvg's premultiply).
+TEST_CASE("nccl stand-in conformance on 3 ranks", "[coll]") {
+  conformance(3);
+}
+TEST_CASE("nccl stand-in conformance on 4 ranks", "[coll]") {
+  conformance(4);
+}
+
+TEST_CASE("the split returns ncclSuccess while its job runs: the child is used once joined",
+          "[coll]") {
+  const int n = GENERATE(1, 2, 3);
+  standin::Faults faults;
+  faults.split_delay = std::chrono::milliseconds(200);  // long after ncclCommSplit returned
+  const auto factory = standinFactory(faults);
+  const RankRun run = launchRanks(*factory, n, [](RankContext& ctx) {
+    NcclCommunicator& nccl = ncclOf(ctx);
+    if (nccl.comm() == nullptr || nccl.comm() == nccl.parent()) {
+      throw std::runtime_error(str("rank ", ctx.rank(),
+                                   ": collectives run on the non-blocking parent: the split's "
+                                   "child was not taken (read before the split's job wrote it?)"));
+    }
+    if (!standin::isBlocking(nccl.comm()) || standin::isBlocking(nccl.parent())) {
+      throw std::runtime_error("the child should be blocking and the parent non-blocking");
+    }
+    sumAndCheck(ctx, 1000);
+    // gather runs send/recv on the non-blocking parent: each call polled to completion.
+    Device& device = ctx.device();
+    const std::vector<size_t> counts(static_cast<size_t>(ctx.size()), 3);
+    std::vector<float> mine(3, static_cast<float>(ctx.rank()));
+    std::vector<float> all(3 * counts.size(), -1.0f);
+    void* send = device.allocate(3 * sizeof(float));
+    void* recv = device.allocate(all.size() * sizeof(float));
+    device.copy(send, mine.data(), 3 * sizeof(float), CopyKind::HostToDevice);
+    Waiter waiter = ctx.waiter("gather");
+    nccl.gather({send, recv, counts, DType::Float32, 0}, waiter);
+    device.copy(all.data(), recv, all.size() * sizeof(float), CopyKind::DeviceToHost);
+    device.synchronize(waiter);
+    for (size_t i = 0; ctx.rank() == 0 && i < all.size(); ++i) {
+      if (all[i] != static_cast<float>(i / 3)) {
+        throw std::runtime_error(str("gather: element ", i, " is ", all[i]));
+      }
+    }
+    device.release(send);
+    device.release(recv);
+  });
+  INFO(run.describe());
+  REQUIRE(run.allOk());
+  requireHealthy(run, n);
+}
+
+TEST_CASE("finalize answers ncclInProgress, then ncclSuccess: close polls it, then destroys",
+          "[coll]") {
+  standin::Faults faults;
+  faults.job_delay = std::chrono::milliseconds(100);  // every non-blocking job is slow
+  const auto factory = standinFactory(faults);
+  const RankRun run = launchRanks(*factory, 2, [](RankContext& ctx) { sumAndCheck(ctx, 100); });
+  INFO(run.describe());
+  REQUIRE(run.allOk());
+  requireHealthy(run, 2);
+  for (int r = 0; r < 2; ++r)
+    CHECK(standin::record(r).finalize_in_progress.load() == 1);
+}
+
+TEST_CASE("finalize answers ncclInProgress, then fails: the communicator is aborted, not destroyed",
+          "[coll]") {
+  standin::Faults faults;
+  faults.fail = {standin::Call::Finalize, -1};
+  const auto factory = standinFactory(faults);
+  const RankRun run = launchRanks(*factory, 2, [](RankContext& ctx) { sumAndCheck(ctx, 100); });
+  INFO(run.describe());
+  REQUIRE(run.allOk());  // close reports and aborts; the rank's work had succeeded
+  requireNothingLeft(run, 2);
+  for (int r = 0; r < 2; ++r) {
+    CHECK(standin::record(r).finalize_in_progress.load() == 1);
+    CHECK(standin::record(r).destroys.load() == 0);
+    CHECK(standin::record(r).aborts.load() == 2);  // the parent after its failed finalize too
+  }
+}
+
+// The slow rank's last all_reduce still reads from its peers when they close: without a
+// teardown barrier they would tear their communicators down under it (a violation).
+TEST_CASE("no rank tears its communicator down while a peer's last collective still runs",
+          "[coll]") {
+  const int n = GENERATE(2, 3);
+  standin::Faults faults;
+  faults.slow_rank = n - 1;
+  faults.slow_delay = std::chrono::milliseconds(300);
+  const auto factory = standinFactory(faults);
+  const auto start = Clock::now();
+  const RankRun run = launchRanks(*factory, n, [](RankContext& ctx) {
+    sumAndCheck(ctx, 100);                  // waited for: the slow rank is slow here too
+    sumAndCheck(ctx, 100, /*wait=*/false);  // the last one: only close waits for it
+  });
+  INFO(run.describe());
+  REQUIRE(run.allOk());
+  CHECK(secondsSince(start) >= 0.6);  // both collectives of the slow rank really were late
+  requireHealthy(run, n);
+}
+
+}  // namespace
+}  // namespace synk::test
