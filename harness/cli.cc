@@ -5,6 +5,7 @@
 #include <boost/program_options/positional_options.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <cstdio>
+#include <iostream>
 
 #include "harness/cli_commands.h"
 #include "harness/errors.h"
@@ -60,6 +61,21 @@ const std::vector<Command>& commands() {
        "every point and sample of a run as JSON or CSV", exportCommand},
   };
   return table;
+}
+
+bool printedHelp(const po::variables_map& values, const po::options_description& options,
+                 const char* usage) {
+  if (!values.count("help")) return false;
+  std::printf("usage: synk-bench %s\n\n", usage);
+  options.print(std::cout);
+  return true;
+}
+
+Scaling parseScaling(const std::string& text, Scaling fallback) {
+  if (text.empty()) return fallback;
+  if (text == "weak") return Scaling::Weak;
+  if (text == "strong") return Scaling::Strong;
+  throw BadInput("--scaling must be weak or strong, not '" + text + "'");
 }
 
 po::variables_map parseArgs(const std::string& command, const std::vector<std::string>& args,

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/config.h"
+
 namespace synk::harness {
 
 int runCommand(const std::vector<std::string>& args, const std::string& command_line);
@@ -17,6 +19,13 @@ int exportCommand(const std::vector<std::string>& args, const std::string& comma
 
 // Parses a command's arguments with Boost.Program_options; errors become BadInput naming the
 // command. `positional` names the options that take positional arguments, in order.
+// Prints the usage line and the options when --help was given; returns whether it did.
+bool printedHelp(const boost::program_options::variables_map& values,
+                 const boost::program_options::options_description& options, const char* usage);
+
+// "weak" | "strong"; `fallback` when empty. Throws BadInput otherwise.
+Scaling parseScaling(const std::string& text, Scaling fallback);
+
 boost::program_options::variables_map parseArgs(
     const std::string& command, const std::vector<std::string>& args,
     const boost::program_options::options_description& options,

@@ -2,7 +2,6 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
-#include <iostream>
 #include <memory>
 
 #include "harness/cli_commands.h"
@@ -30,19 +29,8 @@ po::options_description readOptions(const char* title, ReadFlags& flags) {
   return options;
 }
 
-bool help(const po::variables_map& values, const po::options_description& options,
-          const char* usage) {
-  if (!values.count("help")) return false;
-  std::printf("usage: synk-bench %s\n\n", usage);
-  options.print(std::cout);
-  return true;
-}
-
 Scaling scalingOf(const ReadFlags& flags, const RunData& data) {
-  if (flags.scaling.empty()) return runScaling(data.run);
-  if (flags.scaling == "weak") return Scaling::Weak;
-  if (flags.scaling == "strong") return Scaling::Strong;
-  throw BadInput("--scaling must be weak or strong, not '" + flags.scaling + "'");
+  return parseScaling(flags.scaling, runScaling(data.run));
 }
 
 }  // namespace
@@ -51,7 +39,7 @@ int listCommand(const std::vector<std::string>& args, const std::string&) {
   ReadFlags flags;
   po::options_description options = readOptions("list options", flags);
   const po::variables_map values = parseArgs("list", args, options);
-  if (help(values, options, "list [--db PATH]")) return kExitOk;
+  if (printedHelp(values, options, "list [--db PATH]")) return kExitOk;
   const Store store = Store::open(flags.db, Store::Mode::Read);
   printRunList(stdout, store);
   return kExitOk;
@@ -61,7 +49,8 @@ int showCommand(const std::vector<std::string>& args, const std::string&) {
   ReadFlags flags;
   po::options_description options = readOptions("show options", flags);
   const po::variables_map values = parseArgs("show", args, options, {"run"});
-  if (help(values, options, "show [RUN] [--db PATH] [--scaling weak|strong]")) return kExitOk;
+  if (printedHelp(values, options, "show [RUN] [--db PATH] [--scaling weak|strong]"))
+    return kExitOk;
   const Store store = Store::open(flags.db, Store::Mode::Read);
   const RunData data = loadRun(store, resolveRunId(store, flags.run));
   printRunContext(stdout, data);
@@ -76,7 +65,7 @@ int reportCommand(const std::vector<std::string>& args, const std::string&) {
   po::options_description options = readOptions("report options", flags);
   options.add_options()("html", po::value(&html), "write the HTML report to FILE");
   const po::variables_map values = parseArgs("report", args, options, {"run"});
-  if (help(values, options, "report [RUN] --html FILE [--db PATH]")) return kExitOk;
+  if (printedHelp(values, options, "report [RUN] --html FILE [--db PATH]")) return kExitOk;
   if (html.empty()) throw BadInput("where to? synk-bench report [RUN] --html FILE");
   const Store store = Store::open(flags.db, Store::Mode::Read);
   const RunData data = loadRun(store, resolveRunId(store, flags.run));
@@ -94,7 +83,7 @@ int exportCommand(const std::vector<std::string>& args, const std::string&) {
       "csv", po::bool_switch(&csv), "one CSV row per sample")(
       "output", po::value(&output), "write to FILE (default: standard output)");
   const po::variables_map values = parseArgs("export", args, options, {"run"});
-  if (help(values, options, "export [RUN] --json|--csv [--output FILE]")) return kExitOk;
+  if (printedHelp(values, options, "export [RUN] --json|--csv [--output FILE]")) return kExitOk;
   if (json == csv) throw BadInput("choose one format: --json or --csv");
   const Store store = Store::open(flags.db, Store::Mode::Read);
   const int64_t run = resolveRunId(store, flags.run);

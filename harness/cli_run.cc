@@ -2,7 +2,6 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
-#include <iostream>
 
 #include "harness/cli_commands.h"
 #include "harness/context.h"
@@ -34,21 +33,6 @@ void addRunFlags(po::options_description& options, RunFlags& flags) {
       "set", po::value(&flags.sets)->composing(), "override a config key: --set axes.ranks=1,2");
 }
 
-Scaling scalingFlag(const std::string& text, Scaling fallback) {
-  if (text.empty()) return fallback;
-  if (text == "weak") return Scaling::Weak;
-  if (text == "strong") return Scaling::Strong;
-  throw BadInput("--scaling must be weak or strong, not '" + text + "'");
-}
-
-bool helpRequested(const po::variables_map& values, const po::options_description& options,
-                   const char* usage) {
-  if (!values.count("help")) return false;
-  std::printf("usage: synk-bench %s\n\n", usage);
-  options.print(std::cout);
-  return true;
-}
-
 void printPlan(std::FILE* out, const Plan& plan) {
   for (const Point& p : plan.points) {
     std::fprintf(out, "%4d  %-8s %s%s\n", p.index, p.skipped ? "skip" : "run", p.label().c_str(),
@@ -70,7 +54,7 @@ int runExperiment(const Experiment& e, const RunFlags& flags, const std::string&
   const SweepSummary summary =
       runSweep(e, plan, machine, store, {.tag = flags.tag, .command_line = command_line});
   const RunData data = loadRun(store, summary.run_id);
-  const Scaling scaling = scalingFlag(flags.scaling, e.scaling);
+  const Scaling scaling = parseScaling(flags.scaling, e.scaling);
   printRunTable(stdout, data, scaling);
   std::fflush(stdout);
   if (!flags.html.empty()) {
@@ -95,7 +79,7 @@ int runCommand(const std::vector<std::string>& args, const std::string& command_
                                                "the experiment file");
   addRunFlags(options, flags);
   const po::variables_map values = parseArgs("run", args, options, {"experiment"});
-  if (helpRequested(values, options, "run EXPERIMENT.ini [options]")) return kExitOk;
+  if (printedHelp(values, options, "run EXPERIMENT.ini [options]")) return kExitOk;
   if (file.empty()) throw BadInput("which experiment? synk-bench run experiments/quickstart.ini");
   return runExperiment(loadExperiment(file, flags.sets), flags, command_line);
 }
@@ -108,7 +92,7 @@ int planCommand(const std::vector<std::string>& args, const std::string&) {
       "experiment", po::value(&file), "the experiment file")("set", po::value(&sets)->composing(),
                                                              "override a config key");
   const po::variables_map values = parseArgs("plan", args, options, {"experiment"});
-  if (helpRequested(values, options, "plan EXPERIMENT.ini [--set KEY=VALUE]...")) return kExitOk;
+  if (printedHelp(values, options, "plan EXPERIMENT.ini [--set KEY=VALUE]...")) return kExitOk;
   if (file.empty()) throw BadInput("which experiment? synk-bench plan experiments/quickstart.ini");
   const Experiment e = loadExperiment(file, sets);
   const MachineContext machine = probeMachine();
@@ -145,7 +129,7 @@ int collectivesCommand(const std::vector<std::string>& args, const std::string& 
       "repetitions", po::value(&repetitions), "fresh process groups per point (default 1)");
   addRunFlags(options, flags);
   const po::variables_map values = parseArgs("collectives", args, options);
-  if (helpRequested(values, options, "collectives [options]")) return kExitOk;
+  if (printedHelp(values, options, "collectives [options]")) return kExitOk;
   const std::string sizes = min_bytes + ":" + max_bytes + ":" +
                             (step_bytes.empty() ? "x" + std::to_string(factor) : step_bytes);
   const std::string text =

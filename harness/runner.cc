@@ -148,24 +148,29 @@ TimingPlan timingPlan(const Experiment& e) {
   return {e.warmup, e.warmup_time, e.steps, e.min_time, e.max_steps};
 }
 
-int64_t timeSteps(const std::function<void(SampleRecord&)>& step, const TimingPlan& plan,
-                  const StopWord& stop, std::vector<SampleRecord>& samples) {
+int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWord& stop,
+                  std::vector<SampleRecord>& samples) {
   SampleRecord sample;
   const std::chrono::duration<double> warmup_time(plan.warmup_time), min_time(plan.min_time);
-  const auto warm_start = Clock::now();
-  for (int w = 0; w < plan.warmup || Clock::now() - warm_start < warmup_time; ++w) {
+  auto last = Clock::now();
+  const auto warm_start = last;
+  for (int w = 0; w < plan.warmup || last - warm_start < warmup_time; ++w) {
     if (childShouldStop(stop)) return 0;
-    step(sample);
+    step(sample, last);
+    last = Clock::now();
   }
   samples.reserve(samples.size() + static_cast<size_t>(plan.steps));
-  const auto start = Clock::now();
-  for (int n = 0; n < plan.max_steps && (n < plan.steps || Clock::now() - start < min_time); ++n) {
+  const auto start = last;
+  for (int n = 0; n < plan.max_steps && (n < plan.steps || last - start < min_time); ++n) {
     if (childShouldStop(stop)) break;
-    step(sample);
+    step(sample, last);
+    const auto end = Clock::now();
+    sample.ns = nanoseconds(end - last);
     sample.step = n;
     samples.push_back(sample);
+    last = end;
   }
-  return nanoseconds(Clock::now() - start);
+  return nanoseconds(last - start);
 }
 
 std::string resolvePlugin(const std::string& plugin) {
@@ -212,17 +217,14 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
     const bool split = bound.actions.size() > 1;
     const bool nccl = point.collectives != "host";
     const int master = session.masterRank();
-    auto step = [&](SampleRecord& sample) {
+    auto step = [&](SampleRecord& sample, Clock::time_point start) {
       sample.rank = master;
       if (!split) {
-        const auto t0 = Clock::now();
         bound.actions[0].function(bound.actions[0].inputs);
-        sample.ns = nanoseconds(Clock::now() - t0);
         return;
       }
       sample.compute_ns = sample.collective_ns = 0;
-      const auto t0 = Clock::now();
-      auto t = t0;
+      auto t = start;
       for (Bound::Action& a : bound.actions) {
         if (a.call) {
           a.function(a.inputs);
@@ -233,9 +235,7 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
         (a.call ? sample.compute_ns : sample.collective_ns) += nanoseconds(now - t);
         t = now;
       }
-      sample.ns = nanoseconds(t - t0);
     };
-
     timeSteps(step, timingPlan(e), stop, result.samples);
     result.steps = static_cast<int64_t>(result.samples.size());
     if (childShouldStop(stop)) {

@@ -10,6 +10,7 @@
 // (collective); a single fused call cannot be split from outside. On a GPU an all_reduce is
 // queued on the stream and returns early, so its wait shows in the next call's time: the split
 // is exact on CPU ranks and approximate on GPUs.
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,9 +34,11 @@ std::string validateTrainExperiment(const Experiment& experiment, const Point& p
 
 // The timing loop every train point runs, and all the harness adds to a step it times: warm-up
 // steps, then timed steps until both the count and the minimum time are reached (never more
-// than max_steps), checking the stop word between steps. `step` runs one step and fills in the
-// sample's times; the loop numbers the samples and keeps them. Returns the timed phase's wall
-// time in nanoseconds.
+// than max_steps), checking the stop word between steps. The clock is read once per step: a
+// step's time runs from the end of the one before (the loop's own bookkeeping, a few ns, lands in
+// the next sample rather than costing a second clock read). `step` runs one step; where it splits
+// the step into compute and collectives it fills those fields, timing from `start`. Returns the
+// timed phase's wall time in nanoseconds.
 struct TimingPlan {
   int warmup = 5;
   double warmup_time = 0;
@@ -43,9 +46,11 @@ struct TimingPlan {
   double min_time = 0;
   int max_steps = 1000000;
 };
+using StepFunction =
+    std::function<void(SampleRecord& sample, std::chrono::steady_clock::time_point start)>;
 TimingPlan timingPlan(const Experiment& experiment);
-int64_t timeSteps(const std::function<void(SampleRecord&)>& step, const TimingPlan& plan,
-                  const StopWord& stop, std::vector<SampleRecord>& samples);
+int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWord& stop,
+                  std::vector<SampleRecord>& samples);
 
 JobOutcome runTrainRepetition(const Experiment& experiment, const Point& point, int repetition,
                               const std::string& plugin_path, const StopWord& stop);

@@ -9,7 +9,10 @@
 //   point        one per axis tuple: axis values, comparability key, status, reason, #wrong
 //   repetition   one per repetition (a fresh session) of a point: its start-up cost, its status
 //   sample       one per timed step per rank that timed it: nanoseconds, and where the step
-//                separates them, the compute and collective parts
+//                separates them, the compute and collective parts. A point's samples are one
+//                contiguous range of rows (point.first_sample, point.sample_count); the table has
+//                no index on point_id (appending stays cheap), so SQL that selects by point_id
+//                scans: use that range, or Store::samples
 //
 // Concurrency and durability: WAL, busy timeout, synchronous=NORMAL; a point with its
 // repetitions and samples is one transaction, so a killed run leaves whole points only. The

@@ -67,6 +67,18 @@ PointRecord readPoint(const sql::Statement& s) {
   return p;
 }
 
+// Points matching `where` ("column = ?1 ORDER BY ..."), with `bind` supplying ?1.
+template <typename Bind>
+std::vector<PointRecord> queryPoints(sqlite3* db, const char* where, Bind bind) {
+  const std::string query = std::string("SELECT ") + kPointColumns + " FROM point WHERE " + where;
+  sql::Statement s(db, query.c_str());
+  bind(s);
+  std::vector<PointRecord> out;
+  while (s.step())
+    out.push_back(readPoint(s));
+  return out;
+}
+
 }  // namespace
 
 std::vector<RunRecord> Store::runs() const {
@@ -92,25 +104,13 @@ std::optional<RunRecord> Store::run(int64_t id) const {
 }
 
 std::vector<PointRecord> Store::points(int64_t run_id) const {
-  const std::string query =
-      std::string("SELECT ") + kPointColumns + " FROM point WHERE run_id = ?1 ORDER BY seq, id";
-  sql::Statement s(db_, query.c_str());
-  s.bind(1, run_id);
-  std::vector<PointRecord> out;
-  while (s.step())
-    out.push_back(readPoint(s));
-  return out;
+  return queryPoints(db_, "run_id = ?1 ORDER BY seq, id",
+                     [&](sql::Statement& s) { s.bind(1, run_id); });
 }
 
 std::vector<PointRecord> Store::pointsWithKey(const std::string& key) const {
-  const std::string query =
-      std::string("SELECT ") + kPointColumns + " FROM point WHERE key = ?1 ORDER BY run_id, id";
-  sql::Statement s(db_, query.c_str());
-  s.bind(1, key);
-  std::vector<PointRecord> out;
-  while (s.step())
-    out.push_back(readPoint(s));
-  return out;
+  return queryPoints(db_, "key = ?1 ORDER BY run_id, id",
+                     [&](sql::Statement& s) { s.bind(1, key); });
 }
 
 std::vector<RepetitionRecord> Store::repetitions(int64_t point_id) const {
@@ -127,11 +127,16 @@ std::vector<RepetitionRecord> Store::repetitions(int64_t point_id) const {
 }
 
 std::vector<SampleRecord> Store::samples(int64_t point_id) const {
+  sql::Statement range(db_, "SELECT first_sample, sample_count FROM point WHERE id = ?1");
+  range.bind(1, point_id);
+  if (!range.step() || range.integer(1) == 0) return {};
+  const int64_t first = range.integer(0), count = range.integer(1);
   sql::Statement s(db_,
                    "SELECT repetition, rank, step, ns, compute_ns, collective_ns FROM sample "
-                   "WHERE point_id = ?1 ORDER BY repetition, rank, step");
-  s.bind(1, point_id);
+                   "WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid");
+  s.bind(1, first).bind(2, first + count - 1);
   std::vector<SampleRecord> out;
+  out.reserve(static_cast<size_t>(count));
   while (s.step()) {
     SampleRecord r;
     r.repetition = static_cast<int32_t>(s.integer(0));

@@ -1,5 +1,8 @@
 #include "harness/store_sql.h"
 
+#include <cstring>
+
+#include "harness/axis.h"
 #include "harness/errors.h"
 
 namespace synk::harness::sql {
@@ -30,8 +33,13 @@ int64_t queryInt(sqlite3* db, const std::string& sql, std::string_view what) {
   return value;
 }
 
-Statement::Statement(sqlite3* db, const char* sql) : db_(db), sql_(sql) {
-  check(db, sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr), sql);
+Statement::Statement(sqlite3* db, const char* sql) : db_(db) {
+  // "INSERT INTO sample (rowid, ...": enough to tell which statement failed.
+  std::string text(sql, strnlen(sql, 120));
+  for (char& c : text)
+    c = c == '\n' ? ' ' : c;
+  what_ = std::string(trim(text)) + (text.size() == 120 ? " ..." : "");
+  check(db, sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr), what_);
 }
 
 Statement::~Statement() {
@@ -39,7 +47,7 @@ Statement::~Statement() {
 }
 
 Statement& Statement::bind(int index, int64_t value) {
-  check(db_, sqlite3_bind_int64(stmt_, index, value), sql_);
+  check(db_, sqlite3_bind_int64(stmt_, index, value), what_);
   return *this;
 }
 
@@ -47,18 +55,18 @@ Statement& Statement::bind(int index, const std::string& value) {
   check(db_,
         sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
                           SQLITE_TRANSIENT),
-        sql_);
+        what_);
   return *this;
 }
 
 Statement& Statement::bindNull(int index) {
-  check(db_, sqlite3_bind_null(stmt_, index), sql_);
+  check(db_, sqlite3_bind_null(stmt_, index), what_);
   return *this;
 }
 
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
-  check(db_, rc, sql_);
+  check(db_, rc, what_);
   return rc == SQLITE_ROW;
 }
 

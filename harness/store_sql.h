@@ -39,7 +39,7 @@ class Statement {
  private:
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
-  const char* sql_;
+  std::string what_;  // the statement's start, for messages
 };
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back if not committed. IMMEDIATE takes the write lock at

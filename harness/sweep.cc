@@ -150,14 +150,19 @@ class Sweep {
         break;
       }
       JobOutcome outcome;
-      try {
-        if (!child.exited || child.exit_code != 0) throw RunFailed("");
-        outcome = decodeOutcome(child.output);
-      } catch (const RunFailed& e) {
-        const std::string why = "repetition " + std::to_string(rep + 1) + ": its process " +
-                                child.describe() + (child.timed_out ? "" : "");
+      std::string broken;  // why the repetition's process gave no usable report
+      if (!child.exited || child.exit_code != 0) {
+        broken = child.describe();
+      } else {
+        try {
+          outcome = decodeOutcome(child.output);
+        } catch (const RunFailed& e) {
+          broken = child.describe() + " (" + e.what() + ")";
+        }
+      }
+      if (!broken.empty()) {
         for (auto& [index, a] : acc)
-          a.fail(std::string(why) + (e.what()[0] ? std::string(" (") + e.what() + ")" : ""));
+          a.fail("repetition " + std::to_string(rep + 1) + ": its process " + broken);
         failed = true;
         continue;
       }

@@ -129,14 +129,20 @@ void requireWholePoints(const std::string& db, int64_t run_id, size_t samples_pe
   }
 }
 
+// A run of 100 ms steps (experiments/slow.ini) that has stored its first point.
+pid_t startSlowRun(const std::string& db, const std::string& log) {
+  const pid_t bench = start({"run", kExperiments + "slow.ini", "--db", db}, log);
+  waitForPoints(db, 1);
+  return bench;
+}
+
 }  // namespace
 
 TEST_CASE("Ctrl-C stops within a step, keeps finished points, marks the run interrupted",
           "[harness][fault]") {
   TempDir dir;
   const std::string db = dir.file("r.db"), log = dir.file("log");
-  const pid_t bench = start({"run", kExperiments + "slow.ini", "--db", db}, log);
-  waitForPoints(db, 1);
+  const pid_t bench = startSlowRun(db, log);
   const auto signalled = Clock::now();
   kill(bench, SIGINT);
   const int code = finish(bench, std::chrono::seconds(30));
@@ -159,8 +165,7 @@ TEST_CASE("a run killed mid-point leaves whole points only and lists as failed",
           "[harness][fault]") {
   TempDir dir;
   const std::string db = dir.file("k.db"), log = dir.file("log");
-  const pid_t bench = start({"run", kExperiments + "slow.ini", "--db", db}, log);
-  waitForPoints(db, 1);
+  const pid_t bench = startSlowRun(db, log);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // inside the next point
   const std::set<pid_t> children = descendants(bench);
   REQUIRE_FALSE(children.empty());  // the repetition's process (and its ranks)

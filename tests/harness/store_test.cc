@@ -91,7 +91,9 @@ TEST_CASE("a run, its points, repetitions and samples come back as stored", "[ha
     store.beginRun(run);
     run_id = run.id;
     PointRecord p = samplePoint(run.id, 0);
-    store.addPoint(p, {{0, 5000, 4, "ok", ""}, {1, 6000, 4, "ok", ""}}, samples(2, 4));
+    std::vector<SampleRecord> shuffled = samples(2, 4);
+    std::swap(shuffled.front(), shuffled.back());  // stored in (repetition, rank, step) order
+    store.addPoint(p, {{0, 5000, 4, "ok", ""}, {1, 6000, 4, "ok", ""}}, shuffled);
     point_id = p.id;
     PointRecord skipped = samplePoint(run.id, 1);
     skipped.status = "skipped";
@@ -135,8 +137,8 @@ TEST_CASE("a version-1 database is migrated forward with its rows", "[harness]")
              "INSERT INTO run (id, experiment, kind, config_text, config_resolved, "
              "command_line, machine_key, started_at, status) VALUES (1, 'old', 'train', '', "
              "'', 'synk-bench run old.ini', 'm', '2025-01-01T00:00:00Z', 'complete');"
-             "INSERT INTO point (id, run_id, seq, key, axes, status) VALUES "
-             "(1, 1, 0, 'k', '{\"ranks\":\"1\"}', 'ok');"
+             "INSERT INTO point (id, run_id, seq, key, axes, status, first_sample, sample_count) "
+             "VALUES (1, 1, 0, 'k', '{\"ranks\":\"1\"}', 'ok', 1, 1);"
              "INSERT INTO sample (point_id, repetition, rank, step, ns) VALUES (1, 0, 0, 0, 42);");
   const Store store = Store::open(path, Store::Mode::Read);  // a reader migrates a writable file
   CHECK(store.schemaVersion() == 2);
