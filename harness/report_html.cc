@@ -206,8 +206,10 @@ std::string collectivesBody(const RunData& data) {
     for (const auto& [backend, cells] : r.cells) {
       for (int place = 0; place < 2; ++place) {
         if (!cells[place].present || cells[place].busbw <= 0 || r.size <= 0) continue;
-        const std::string name = backend + " " + r.op + (place ? " in-place" : " out-of-place") +
-                                 " " + std::to_string(r.ranks) + "r " + ncclTypeName(r.dtype);
+        // "nccl all_reduce in 4r": short enough for the legend; other types say so.
+        const std::string name = backend + " " + r.op + (place ? " in " : " out ") +
+                                 std::to_string(r.ranks) + "r" +
+                                 (r.dtype == "float32" ? "" : " " + ncclTypeName(r.dtype));
         Series& s = busbw[name];
         s.name = name;
         s.x.push_back(double(r.size));

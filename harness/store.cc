@@ -200,25 +200,30 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
     rep.step();
     rep.reset();
   }
-  // Many rows per statement: a million samples cost about 40 % less than one row at a time.
-  auto insertRows = [&](size_t begin, size_t count) {
+  // Many rows per statement: a million samples cost about 40 % less than one row at a time. A
+  // point whose steps are not split writes NULL parts in the statement instead of binding them.
+  const bool split = std::any_of(rows->begin(), rows->end(), [](const SampleRecord& s) {
+    return s.compute_ns != kNoValue || s.collective_ns != kNoValue;
+  });
+  const int columns = split ? 8 : 6;
+  auto insertText = [&](size_t count) {
     std::string text =
         "INSERT INTO sample (rowid, point_id, repetition, rank, step, ns, compute_ns, "
         "collective_ns) VALUES ";
-    for (size_t k = 0; k < count; ++k)
-      text += k ? ",(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?)";
+    for (size_t k = 0; k < count; ++k) {
+      text += k ? "," : "";
+      text += split ? "(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,NULL,NULL)";
+    }
     return text;
   };
-  constexpr size_t kRowsPerInsert = 64;
-  const std::string full_text = insertRows(0, kRowsPerInsert);
-  sql::Statement full(db_, full_text.c_str());
   auto put = [&](sql::Statement& insert, size_t begin, size_t count) {
     for (size_t k = 0; k < count; ++k) {
       const SampleRecord& s = (*rows)[begin + k];
-      const int at = static_cast<int>(k) * 8;
+      const int at = static_cast<int>(k) * columns;
       insert.bind(at + 1, first + static_cast<int64_t>(begin + k)).bind(at + 2, point.id);
       insert.bind(at + 3, int64_t{s.repetition}).bind(at + 4, int64_t{s.rank});
       insert.bind(at + 5, int64_t{s.step}).bind(at + 6, s.ns);
+      if (!split) continue;
       if (s.compute_ns == kNoValue)
         insert.bindNull(at + 7);
       else
@@ -231,12 +236,17 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
     insert.step();
     insert.reset();
   };
+  constexpr size_t kRowsPerInsert = 128;
   size_t done = 0;
-  for (; done + kRowsPerInsert <= rows->size(); done += kRowsPerInsert)
-    put(full, done, kRowsPerInsert);
+  if (rows->size() >= kRowsPerInsert) {
+    const std::string text = insertText(kRowsPerInsert);
+    sql::Statement full(db_, text.c_str());
+    for (; done + kRowsPerInsert <= rows->size(); done += kRowsPerInsert)
+      put(full, done, kRowsPerInsert);
+  }
   if (done < rows->size()) {
-    const std::string rest_text = insertRows(done, rows->size() - done);
-    sql::Statement rest(db_, rest_text.c_str());
+    const std::string text = insertText(rows->size() - done);
+    sql::Statement rest(db_, text.c_str());
     put(rest, done, rows->size() - done);
   }
   transaction.commit();

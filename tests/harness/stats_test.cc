@@ -35,7 +35,7 @@ TEST_CASE("summarize: quartiles, mean and the sample standard deviation", "[harn
   CHECK(summarize({3}).stdev == 0);
 }
 
-TEST_CASE("Rng: the same seed gives the same stream; below(n) is uniform", "[harness]") {
+TEST_CASE("Rng: the same seed gives the same stream, and below(n) is uniform", "[harness]") {
   Rng a(42), b(42), c(43);
   for (int i = 0; i < 100; ++i)
     CHECK(a.next() == b.next());
