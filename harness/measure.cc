@@ -1,6 +1,5 @@
 #include "harness/measure.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -14,6 +13,7 @@ double busbwFactor(Collective collective, int ranks) {
     case Collective::AllGather:
     case Collective::Gather:
     case Collective::ReduceScatter:
+    case Collective::Scatter:
       return (n - 1) / n;
     case Collective::Broadcast:
     case Collective::Reduce:
@@ -28,19 +28,6 @@ double algbwGBps(double bytes, double seconds) {
 
 double busbwGBps(Collective collective, int ranks, double bytes, double seconds) {
   return algbwGBps(bytes, seconds) * busbwFactor(collective, ranks);
-}
-
-double median(std::vector<double> samples) {
-  return percentile(std::move(samples), 50.0);
-}
-
-double percentile(std::vector<double> samples, double p) {
-  if (samples.empty()) return 0;
-  std::sort(samples.begin(), samples.end());
-  const double at = std::clamp(p, 0.0, 100.0) / 100.0 * double(samples.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(at));
-  const size_t hi = std::min(lo + 1, samples.size() - 1);
-  return samples[lo] + (samples[hi] - samples[lo]) * (at - double(lo));
 }
 
 std::string formatBytes(double bytes) {

@@ -4,22 +4,18 @@
 //   collective to the bandwidth a ring would need per link, so it is comparable across rank
 //   counts and collectives. Summaries quote the median of repeated samples.
 #include <string>
-#include <vector>
+
+#include "harness/stats.h"  // median, percentile
 
 namespace synk::harness {
 
-enum class Collective { AllReduce, Broadcast, Reduce, AllGather, Gather, ReduceScatter };
+enum class Collective { AllReduce, Broadcast, Reduce, AllGather, Gather, ReduceScatter, Scatter };
 
-// all_reduce: 2(n-1)/n; all_gather, gather, reduce_scatter: (n-1)/n; broadcast, reduce: 1.
+// all_reduce: 2(n-1)/n; all_gather, gather, scatter, reduce_scatter: (n-1)/n; broadcast, reduce: 1.
 double busbwFactor(Collective collective, int ranks);
 // GB/s (1e9 bytes per second), like nccl-tests.
 double algbwGBps(double bytes, double seconds);
 double busbwGBps(Collective collective, int ranks, double bytes, double seconds);
-
-// Median (the mean of the middle two for an even count); 0 for no samples.
-double median(std::vector<double> samples);
-// The p-th percentile (0..100) by linear interpolation; 0 for no samples.
-double percentile(std::vector<double> samples, double p);
 
 // "8 B", "128 KiB", "32 MiB", "1 GiB"
 std::string formatBytes(double bytes);

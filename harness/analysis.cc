@@ -1,0 +1,112 @@
+#include "harness/analysis.h"
+
+#include <algorithm>
+
+namespace synk::harness {
+namespace {
+
+double seconds(int64_t ns) {
+  return double(ns) * 1e-9;
+}
+
+int64_t axisInt(const PointRecord& p, const std::string& name) {
+  const auto found = p.axes.find(name);
+  return found == p.axes.end() ? 0 : std::atoll(found->second.c_str());
+}
+
+// Every axis except ranks and batch: what a baseline must share.
+std::map<std::string, std::string> otherAxes(const PointRecord& p) {
+  std::map<std::string, std::string> rest = p.axes;
+  rest.erase("ranks");
+  rest.erase("batch");
+  return rest;
+}
+
+}  // namespace
+
+PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
+                            const std::vector<RepetitionRecord>& repetitions, int rank) {
+  PointSummary s;
+  std::map<int, std::vector<double>> by_rep;
+  std::vector<double> compute, collective, startup;
+  for (const SampleRecord& r : samples) {
+    if (r.rank != rank) continue;
+    by_rep[r.repetition].push_back(seconds(r.ns));
+    if (r.compute_ns != kNoValue) compute.push_back(seconds(r.compute_ns));
+    if (r.collective_ns != kNoValue) collective.push_back(seconds(r.collective_ns));
+    ++s.samples;
+  }
+  for (auto& [rep, values] : by_rep)
+    s.repetition_medians.push_back(median(std::move(values)));
+  s.step_s = median(s.repetition_medians);
+  if (!compute.empty()) s.compute_s = median(std::move(compute));
+  if (!collective.empty()) s.collective_s = median(std::move(collective));
+  for (const RepetitionRecord& r : repetitions) {
+    if (r.startup_ns > 0) startup.push_back(seconds(r.startup_ns));
+  }
+  if (!startup.empty()) s.startup_s = median(std::move(startup));
+  return s;
+}
+
+double slowestRankMedian(const std::vector<SampleRecord>& samples) {
+  std::map<std::pair<int, int>, int64_t> slowest;  // (repetition, step) -> max over ranks
+  for (const SampleRecord& r : samples) {
+    int64_t& v = slowest[{r.repetition, r.step}];
+    v = std::max(v, r.ns);
+  }
+  std::vector<double> values;
+  values.reserve(slowest.size());
+  for (const auto& [at, ns] : slowest)
+    values.push_back(seconds(ns));
+  return median(std::move(values));
+}
+
+std::vector<ScalingRow> scalingRows(const std::vector<AnalysedPoint>& points, Scaling run_scaling,
+                                    Scaling report_scaling) {
+  std::vector<ScalingRow> rows;
+  for (const AnalysedPoint& a : points) {
+    ScalingRow row;
+    row.point = &a.record;
+    row.ranks = static_cast<int>(axisInt(a.record, "ranks"));
+    row.batch = axisInt(a.record, "batch");
+    row.rows = run_scaling == Scaling::Weak ? row.batch * row.ranks : row.batch;
+    row.step_s = a.summary.step_s;
+    row.compute_s = a.summary.compute_s;
+    row.collective_s = a.summary.collective_s;
+    row.startup_s = a.summary.startup_s;
+    if (row.step_s > 0) row.samples_per_s = double(row.rows) / row.step_s;
+    rows.push_back(row);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ScalingRow& row = rows[i];
+    if (row.step_s <= 0) continue;
+    const auto others = otherAxes(*row.point);
+    for (size_t j = 0; j < rows.size(); ++j) {
+      const ScalingRow& base = rows[j];
+      if (base.ranks != 1 || base.step_s <= 0 || otherAxes(*base.point) != others) continue;
+      const bool same = report_scaling == Scaling::Weak
+                            ? base.rows == row.rows / std::max(1, row.ranks) &&
+                                  row.rows % std::max(1, row.ranks) == 0
+                            : base.rows == row.rows;
+      if (!same) continue;
+      const double factor = report_scaling == Scaling::Weak ? row.ranks : 1.0;
+      row.speedup = factor * base.step_s / row.step_s;
+      row.efficiency = *row.speedup / row.ranks;
+      BootstrapOptions options;
+      options.seed = seedFor(base.point->key, row.point->key);
+      const auto ci = bootstrapRatioOfMedians(points[j].summary.repetition_medians,
+                                              points[i].summary.repetition_medians, options);
+      if (ci) row.speedup_ci = Interval{factor * ci->low, factor * ci->high};
+      break;
+    }
+  }
+  return rows;
+}
+
+Scaling runScaling(const RunRecord& run) {
+  return run.config_resolved.find("experiment.scaling = strong") != std::string::npos
+             ? Scaling::Strong
+             : Scaling::Weak;
+}
+
+}  // namespace synk::harness

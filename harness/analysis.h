@@ -1,0 +1,63 @@
+#pragma once
+// Stage 5 (with stats.h): what a report shows, computed from stored records by pure functions.
+//
+// A point's step time is the median of its repetition medians (each repetition is a fresh
+// session; its median over steps summarises it), so one slow session counts once, not once per
+// step. Speedup compares a point with the 1-rank point of the same other axes that processes
+//   weak scaling   (default): the same per-rank batch   S = N * t1 / tN,
+//   strong scaling:           the same global batch      S = t1 / tN,
+// efficiency is S / N, and the 95 % interval is a percentile bootstrap over both points'
+// repetition medians with a seed derived from the two points' keys (stats.h).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/config.h"
+#include "harness/stats.h"
+#include "harness/store.h"
+
+namespace synk::harness {
+
+struct PointSummary {
+  std::vector<double> repetition_medians;         // seconds
+  double step_s = 0;                              // median of repetition_medians
+  std::optional<double> compute_s, collective_s;  // medians, where the step splits them
+  std::optional<double> startup_s;                // median session start-up
+  size_t samples = 0;
+};
+
+// Uses the samples of the master's clock: rank `rank` (the sweep stores whole steps there).
+PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
+                            const std::vector<RepetitionRecord>& repetitions, int rank = 0);
+
+// For collectives: per timed iteration, the slowest rank's time; its median over iterations and
+// repetitions, in seconds.
+double slowestRankMedian(const std::vector<SampleRecord>& samples);
+
+struct ScalingRow {
+  const PointRecord* point = nullptr;
+  int ranks = 1;
+  int64_t batch = 0;  // the batch axis value
+  int64_t rows = 0;   // global rows per step
+  double step_s = 0;
+  double samples_per_s = 0;
+  std::optional<double> speedup, efficiency;
+  std::optional<Interval> speedup_ci;
+  std::optional<double> compute_s, collective_s, startup_s;
+};
+
+struct AnalysedPoint {
+  PointRecord record;
+  PointSummary summary;
+};
+
+// Rows in the points' order (only points with samples get numbers). `run_scaling` is how the run
+// defined its batch axis; `report_scaling` how speedup is computed.
+std::vector<ScalingRow> scalingRows(const std::vector<AnalysedPoint>& points, Scaling run_scaling,
+                                    Scaling report_scaling);
+
+// The scaling a run was configured with (its resolved config's experiment.scaling).
+Scaling runScaling(const RunRecord& run);
+
+}  // namespace synk::harness

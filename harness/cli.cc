@@ -1,0 +1,128 @@
+#include "harness/cli.h"
+
+#include <boost/program_options/errors.hpp>
+#include <boost/program_options/parsers.hpp>
+#include <boost/program_options/positional_options.hpp>
+#include <boost/program_options/variables_map.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "harness/cli_commands.h"
+#include "harness/errors.h"
+
+namespace synk::harness {
+namespace {
+
+namespace po = boost::program_options;
+
+// Quotes an argument the way a shell would need it, for the stored command line.
+std::string shellQuoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;!#~") == std::string::npos) {
+    return arg;
+  }
+  std::string out = "'";
+  for (char c : arg)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+void printHelp(std::FILE* out) {
+  std::fprintf(
+      out,
+      "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options)\n\n"
+      "commands:\n");
+  for (const Command& c : commands())
+    std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+  std::fprintf(out,
+               "\nexit codes: 0 ok, 2 bad input, 3 a run failed or is incomplete "
+               "(failed, wrong or unfinished points)\n");
+}
+
+}  // namespace
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"run", "run EXPERIMENT.ini [--db PATH] [--tag NAME] [--set KEY=VALUE]... [--html FILE]",
+       "run an experiment's sweep, store every sample, print its table", runCommand},
+      {"plan", "plan EXPERIMENT.ini [--set KEY=VALUE]...",
+       "list the points an experiment would run here, and which it would skip and why",
+       planCommand},
+      {"collectives",
+       "collectives --op OP --backend B[,B] --ranks N -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP "
+       "-c CHECKS [-d TYPE] [-o REDOP] [-r ROOT] [-z]",
+       "nccl-tests-style collective bandwidth on cpu, host (cuda host-staged) and nccl",
+       collectivesCommand},
+      {"list", "list [--db PATH]", "list the stored runs", listCommand},
+      {"show", "show [RUN] [--db PATH] [--scaling weak|strong]",
+       "a run's context and table (default: the latest run)", showCommand},
+      {"report", "report [RUN] --html FILE [--db PATH] [--scaling weak|strong]",
+       "write a run's self-contained HTML report", reportCommand},
+      {"export", "export [RUN] --json|--csv [--output FILE] [--db PATH]",
+       "every point and sample of a run as JSON or CSV", exportCommand},
+  };
+  return table;
+}
+
+bool printedHelp(const po::variables_map& values, const po::options_description& options,
+                 const char* usage) {
+  if (!values.count("help")) return false;
+  std::printf("usage: synk-bench %s\n\n", usage);
+  options.print(std::cout);
+  return true;
+}
+
+Scaling parseScaling(const std::string& text, Scaling fallback) {
+  if (text.empty()) return fallback;
+  if (text == "weak") return Scaling::Weak;
+  if (text == "strong") return Scaling::Strong;
+  throw BadInput("--scaling must be weak or strong, not '" + text + "'");
+}
+
+po::variables_map parseArgs(const std::string& command, const std::vector<std::string>& args,
+                            const po::options_description& options,
+                            const std::vector<std::string>& positional) {
+  po::positional_options_description where;
+  for (const std::string& name : positional)
+    where.add(name.c_str(), 1);
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(where).run(), values);
+    po::notify(values);
+  } catch (const po::error& e) {
+    throw BadInput("synk-bench " + command + ": " + e.what());
+  }
+  return values;
+}
+
+int runCli(int argc, char** argv) {
+  std::string command_line = "synk-bench";
+  for (int i = 1; i < argc; ++i)
+    command_line += " " + shellQuoted(argv[i]);
+  if (argc < 2) {
+    printHelp(stderr);
+    return kExitBadInput;
+  }
+  const std::string name = argv[1];
+  if (name == "help" || name == "--help" || name == "-h") {
+    printHelp(stdout);
+    return kExitOk;
+  }
+  for (const Command& c : commands()) {
+    if (name != c.name) continue;
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    try {
+      return c.run(args, command_line);
+    } catch (const BadInput& e) {
+      std::fprintf(stderr, "synk-bench %s: %s\n", c.name, e.what());
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "synk-bench %s: %s\n", c.name, e.what());
+      return kExitRunFailed;
+    }
+  }
+  std::fprintf(stderr, "synk-bench: unknown command '%s'\n\n", name.c_str());
+  printHelp(stderr);
+  return kExitBadInput;
+}
+
+}  // namespace synk::harness

@@ -1,0 +1,34 @@
+#pragma once
+// The functions behind the command table (cli.cc), one file per group.
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/config.h"
+
+namespace synk::harness {
+
+int runCommand(const std::vector<std::string>& args, const std::string& command_line);
+int planCommand(const std::vector<std::string>& args, const std::string& command_line);
+int collectivesCommand(const std::vector<std::string>& args, const std::string& command_line);
+int listCommand(const std::vector<std::string>& args, const std::string& command_line);
+int showCommand(const std::vector<std::string>& args, const std::string& command_line);
+int reportCommand(const std::vector<std::string>& args, const std::string& command_line);
+int exportCommand(const std::vector<std::string>& args, const std::string& command_line);
+
+// Parses a command's arguments with Boost.Program_options; errors become BadInput naming the
+// command. `positional` names the options that take positional arguments, in order.
+// Prints the usage line and the options when --help was given; returns whether it did.
+bool printedHelp(const boost::program_options::variables_map& values,
+                 const boost::program_options::options_description& options, const char* usage);
+
+// "weak" | "strong"; `fallback` when empty. Throws BadInput otherwise.
+Scaling parseScaling(const std::string& text, Scaling fallback);
+
+boost::program_options::variables_map parseArgs(
+    const std::string& command, const std::vector<std::string>& args,
+    const boost::program_options::options_description& options,
+    const std::vector<std::string>& positional = {});
+
+}  // namespace synk::harness

@@ -1,0 +1,105 @@
+// The commands that read stored results: list, show, report, export.
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "harness/cli_commands.h"
+#include "harness/errors.h"
+#include "harness/export.h"
+#include "harness/report_html.h"
+#include "harness/report_text.h"
+
+namespace synk::harness {
+namespace {
+
+namespace po = boost::program_options;
+
+struct ReadFlags {
+  std::string db = kDefaultDatabase;
+  std::string run, scaling;
+};
+
+po::options_description readOptions(const char* title, ReadFlags& flags) {
+  po::options_description options(title);
+  options.add_options()("help,h", "this help")("db", po::value(&flags.db),
+                                               "the result database (default results/synk.db)")(
+      "run", po::value(&flags.run), "run id (default: the latest)")(
+      "scaling", po::value(&flags.scaling), "weak or strong (default: the run's)");
+  return options;
+}
+
+Scaling scalingOf(const ReadFlags& flags, const RunData& data) {
+  return parseScaling(flags.scaling, runScaling(data.run));
+}
+
+}  // namespace
+
+int listCommand(const std::vector<std::string>& args, const std::string&) {
+  ReadFlags flags;
+  po::options_description options = readOptions("list options", flags);
+  const po::variables_map values = parseArgs("list", args, options);
+  if (printedHelp(values, options, "list [--db PATH]")) return kExitOk;
+  const Store store = Store::open(flags.db, Store::Mode::Read);
+  printRunList(stdout, store);
+  return kExitOk;
+}
+
+int showCommand(const std::vector<std::string>& args, const std::string&) {
+  ReadFlags flags;
+  po::options_description options = readOptions("show options", flags);
+  const po::variables_map values = parseArgs("show", args, options, {"run"});
+  if (printedHelp(values, options, "show [RUN] [--db PATH] [--scaling weak|strong]"))
+    return kExitOk;
+  const Store store = Store::open(flags.db, Store::Mode::Read);
+  const RunData data = loadRun(store, resolveRunId(store, flags.run));
+  printRunContext(stdout, data);
+  std::printf("\n");
+  printRunTable(stdout, data, scalingOf(flags, data));
+  return kExitOk;
+}
+
+int reportCommand(const std::vector<std::string>& args, const std::string&) {
+  ReadFlags flags;
+  std::string html;
+  po::options_description options = readOptions("report options", flags);
+  options.add_options()("html", po::value(&html), "write the HTML report to FILE");
+  const po::variables_map values = parseArgs("report", args, options, {"run"});
+  if (printedHelp(values, options, "report [RUN] --html FILE [--db PATH]")) return kExitOk;
+  if (html.empty()) throw BadInput("where to? synk-bench report [RUN] --html FILE");
+  const Store store = Store::open(flags.db, Store::Mode::Read);
+  const RunData data = loadRun(store, resolveRunId(store, flags.run));
+  writeHtmlReport(html, data, scalingOf(flags, data));
+  std::printf("%s\n", html.c_str());
+  return kExitOk;
+}
+
+int exportCommand(const std::vector<std::string>& args, const std::string&) {
+  ReadFlags flags;
+  std::string output;
+  bool json = false, csv = false;
+  po::options_description options = readOptions("export options", flags);
+  options.add_options()("json", po::bool_switch(&json), "one JSON document")(
+      "csv", po::bool_switch(&csv), "one CSV row per sample")(
+      "output", po::value(&output), "write to FILE (default: standard output)");
+  const po::variables_map values = parseArgs("export", args, options, {"run"});
+  if (printedHelp(values, options, "export [RUN] --json|--csv [--output FILE]")) return kExitOk;
+  if (json == csv) throw BadInput("choose one format: --json or --csv");
+  const Store store = Store::open(flags.db, Store::Mode::Read);
+  const int64_t run = resolveRunId(store, flags.run);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
+  std::FILE* out = stdout;
+  if (!output.empty()) {
+    file.reset(std::fopen(output.c_str(), "w"));
+    if (!file) throw BadInput("cannot write " + output);
+    out = file.get();
+  }
+  if (json) {
+    exportJson(out, store, run);
+  } else {
+    exportCsv(out, store, run);
+  }
+  return kExitOk;
+}
+
+}  // namespace synk::harness

@@ -1,0 +1,148 @@
+// The commands that measure: run, plan, collectives.
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+#include <cstdio>
+
+#include "harness/cli_commands.h"
+#include "harness/context.h"
+#include "harness/errors.h"
+#include "harness/plan.h"
+#include "harness/report_html.h"
+#include "harness/report_text.h"
+#include "harness/store.h"
+#include "harness/sweep.h"
+
+namespace synk::harness {
+namespace {
+
+namespace po = boost::program_options;
+
+struct RunFlags {
+  std::string db = kDefaultDatabase;
+  std::string tag, html, scaling;
+  std::vector<std::string> sets;
+};
+
+void addRunFlags(po::options_description& options, RunFlags& flags) {
+  options.add_options()("db", po::value(&flags.db),
+                        "the result database (default results/synk.db)")(
+      "tag", po::value(&flags.tag), "a name stored with the run")(
+      "html", po::value(&flags.html), "also write the run's HTML report to FILE")(
+      "scaling", po::value(&flags.scaling),
+      "report weak or strong scaling (default: the config's)")(
+      "set", po::value(&flags.sets)->composing(), "override a config key: --set axes.ranks=1,2");
+}
+
+void printPlan(std::FILE* out, const Plan& plan) {
+  for (const Point& p : plan.points) {
+    std::fprintf(out, "%4d  %-8s %s%s\n", p.index, p.skipped ? "skip" : "run", p.label().c_str(),
+                 p.skipped ? ("  (" + p.reason + ")").c_str() : "");
+  }
+}
+
+// Runs an experiment: plan, check, sweep, print, report. The exit code says whether every point
+// ran and was right.
+int runExperiment(const Experiment& e, const RunFlags& flags, const std::string& command_line) {
+  const MachineContext machine = probeMachine();
+  const Plan plan = makePlan(e, machine.limits(), machine.machineKey());
+  validateExperiment(e, plan);
+  Store store = Store::open(flags.db, Store::Mode::Write);
+  std::fprintf(stderr,
+               "synk-bench: %s: %zu point(s), %d to run (x %d repetitions), %zu skipped here\n",
+               e.name.c_str(), plan.points.size(), plan.runnable(), e.repetitions,
+               plan.points.size() - static_cast<size_t>(plan.runnable()));
+  const SweepSummary summary =
+      runSweep(e, plan, machine, store, {.tag = flags.tag, .command_line = command_line});
+  const RunData data = loadRun(store, summary.run_id);
+  const Scaling scaling = parseScaling(flags.scaling, e.scaling);
+  printRunTable(stdout, data, scaling);
+  std::fflush(stdout);
+  if (!flags.html.empty()) {
+    writeHtmlReport(flags.html, data, scaling);
+    std::fprintf(stderr, "synk-bench: report written to %s\n", flags.html.c_str());
+  }
+  std::fprintf(
+      stderr, "synk-bench: run %lld stored in %s (%s): %d ok, %d wrong, %d failed, %d skipped%s\n",
+      static_cast<long long>(summary.run_id), flags.db.c_str(), summary.status.c_str(), summary.ok,
+      summary.wrong, summary.failed, summary.skipped,
+      summary.not_run ? (", " + std::to_string(summary.not_run) + " not run").c_str() : "");
+  return summary.allOk() ? kExitOk : kExitRunFailed;
+}
+
+}  // namespace
+
+int runCommand(const std::vector<std::string>& args, const std::string& command_line) {
+  RunFlags flags;
+  std::string file;
+  po::options_description options("run options");
+  options.add_options()("help,h", "this help")("experiment", po::value(&file),
+                                               "the experiment file");
+  addRunFlags(options, flags);
+  const po::variables_map values = parseArgs("run", args, options, {"experiment"});
+  if (printedHelp(values, options, "run EXPERIMENT.ini [options]")) return kExitOk;
+  if (file.empty()) throw BadInput("which experiment? synk-bench run experiments/quickstart.ini");
+  return runExperiment(loadExperiment(file, flags.sets), flags, command_line);
+}
+
+int planCommand(const std::vector<std::string>& args, const std::string&) {
+  std::string file;
+  std::vector<std::string> sets;
+  po::options_description options("plan options");
+  options.add_options()("help,h", "this help")(
+      "experiment", po::value(&file), "the experiment file")("set", po::value(&sets)->composing(),
+                                                             "override a config key");
+  const po::variables_map values = parseArgs("plan", args, options, {"experiment"});
+  if (printedHelp(values, options, "plan EXPERIMENT.ini [--set KEY=VALUE]...")) return kExitOk;
+  if (file.empty()) throw BadInput("which experiment? synk-bench plan experiments/quickstart.ini");
+  const Experiment e = loadExperiment(file, sets);
+  const MachineContext machine = probeMachine();
+  const Plan plan = makePlan(e, machine.limits(), machine.machineKey());
+  std::printf("%s (%s): %zu point(s), %d runnable here, %d repetition(s) each\n", e.name.c_str(),
+              kindName(e.kind), plan.points.size(), plan.runnable(), e.repetitions);
+  printPlan(stdout, plan);
+  return kExitOk;
+}
+
+int collectivesCommand(const std::vector<std::string>& args, const std::string& command_line) {
+  RunFlags flags;
+  std::string op = "all_reduce", backend = "cpu", ranks = "2", dtype = "float", redop = "sum";
+  std::string min_bytes = "32M", max_bytes = "32M", step_bytes;
+  int64_t factor = 2, iters = 20, warmup = 5, checks = 1, root = 0, repetitions = 1;
+  bool blocking = false;
+  po::options_description options("collectives options (nccl-tests' names where they exist)");
+  options.add_options()("help,h", "this help")(
+      "op", po::value(&op),
+      "all_reduce, broadcast, reduce, all_gather, gather, scatter, all (a list)")(
+      "backend", po::value(&backend), "cpu, host (cuda host-staged), nccl, all (a list)")(
+      "ranks", po::value(&ranks), "rank counts (a list or range)")(
+      "minbytes,b", po::value(&min_bytes), "smallest size (K, M, G suffixes)")(
+      "maxbytes,e", po::value(&max_bytes), "largest size")("stepfactor,f", po::value(&factor),
+                                                           "multiply the size by this")(
+      "stepbytes,i", po::value(&step_bytes), "add this to the size instead")(
+      "iters,n", po::value(&iters), "timed iterations")(
+      "warmup_iters,w", po::value(&warmup), "warm-up iterations")("check,c", po::value(&checks),
+                                                                  "correctness-check iterations")(
+      "datatype,d", po::value(&dtype), "float, double, half, bfloat16, int32, int64, uint8, all")(
+      "redop,o", po::value(&redop), "sum, prod, max, min, avg, all")(
+      "root,r", po::value(&root), "root rank")("blocking,z", po::bool_switch(&blocking),
+                                               "a barrier before every timed iteration")(
+      "repetitions", po::value(&repetitions), "fresh process groups per point (default 1)");
+  addRunFlags(options, flags);
+  const po::variables_map values = parseArgs("collectives", args, options);
+  if (printedHelp(values, options, "collectives [options]")) return kExitOk;
+  const std::string sizes = min_bytes + ":" + max_bytes + ":" +
+                            (step_bytes.empty() ? "x" + std::to_string(factor) : step_bytes);
+  const std::string text =
+      "# synk-bench collectives, from the command line\n[experiment]\n"
+      "kind = collectives\nname = collectives\nrepetitions = " +
+      std::to_string(repetitions) + "\nsteps = " + std::to_string(iters) +
+      "\nwarmup = " + std::to_string(warmup) + "\ncheck = " + std::to_string(checks) +
+      "\nblocking = " + (blocking ? "true" : "false") + "\n[axes]\nop = " + op +
+      "\nbackend = " + backend + "\nranks = " + ranks + "\nbytes = " + sizes +
+      "\ndtype = " + dtype + "\nredop = " + redop + "\nroot = " + std::to_string(root) + "\n";
+  Experiment e = parseExperiment(text, "(command line)", flags.sets);
+  e.file.clear();
+  return runExperiment(e, flags, command_line);
+}
+
+}  // namespace synk::harness

@@ -1,0 +1,57 @@
+#pragma once
+// Private to the collectives runner: one rank's side of measuring one collective point, on the
+// rank's Device and Communicator (the level nccl-tests measures NCCL at: no session step
+// around each call). Counts, sizes and busbw follow nccl-tests (collectives_table.h).
+//
+// Scatter has no communicator operation in synk: Session::scatter lets every rank copy its rows
+// out of shared memory. It is measured that way: the root's source lies in its shared-memory
+// heap, every rank copies its part to its device, and a barrier ends the operation.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/dtype.h"
+#include "core/process_group.h"
+#include "core/reduce_op.h"
+#include "core/shm_heap.h"
+
+namespace synk::harness {
+
+// Elements each rank sends and receives for nccl-tests' `size` (bytes): the whole buffer for
+// all_reduce, broadcast and reduce; for gathers and scatter a per-rank part of size / ranks,
+// rounded down to a multiple of 16 bytes.
+struct CollectiveShape {
+  size_t part = 0;   // elements per rank: the `count` column
+  size_t total = 0;  // elements of the whole buffer
+  int64_t bytes() const;
+  size_t element_bytes = 0;
+};
+CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks, DType dtype);
+
+struct CollectiveParams {
+  std::string op;
+  DType dtype = DType::Float32;
+  ReduceOp redop = ReduceOp::Sum;
+  int root = 0;
+  int64_t bytes = 0;
+  bool in_place = false;
+  int warmup = 5, iterations = 20, checks = 1;
+  bool blocking = false;  // a barrier before every timed iteration (nccl-tests -z)
+};
+
+struct RankSide {
+  ProcessGroup& group;
+  ShmHeap& heap;
+  Backend& backend;
+  bool native;  // NCCL (cuda) rather than host-staged
+};
+
+// Every rank calls it with the same params, in step. Writes `iterations` times into `times`
+// and the number of wrong result elements this rank holds after the checks into `wrong`. Throws
+// on failure; `agree` ranks first agree (a barrier) that every rank could allocate its buffers.
+// Returns false when some rank could not (the point fails on every rank alike).
+bool measureCollective(RankSide& side, const CollectiveParams& params, int64_t* times,
+                       int64_t& wrong, std::string& failure);
+
+}  // namespace synk::harness

@@ -1,0 +1,222 @@
+#include "harness/collectives_runner.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "collectives/registry.h"
+#include "core/error.h"
+#include "core/process_group.h"
+#include "core/shm_heap.h"
+#include "harness/collective_ops.h"
+
+namespace synk::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMessageBytes = 512;
+
+// What each rank reports per point, in a mapping shared with the master (made before fork).
+struct Slot {
+  int64_t status;  // 0 not run, 1 ok, 2 failed
+  int64_t wrong;
+  char message[kMessageBytes];
+  int64_t times[1];  // `iterations` of them
+};
+
+class Results {
+ public:
+  Results(int ranks, size_t points, int iterations)
+      : points_(points),
+        iterations_(iterations),
+        slot_bytes_((offsetof(Slot, times) + sizeof(int64_t) * std::max(1, iterations) + 63) / 64 *
+                    64),
+        mapping_(slot_bytes_ * points * static_cast<size_t>(ranks) + 64) {}
+  Slot& at(int rank, size_t point) {
+    auto* base = static_cast<std::byte*>(mapping_.data());
+    return *reinterpret_cast<Slot*>(base +
+                                    (static_cast<size_t>(rank) * points_ + point) * slot_bytes_);
+  }
+  int iterations() const { return iterations_; }
+
+ private:
+  size_t points_;
+  int iterations_;
+  size_t slot_bytes_;
+  SharedMapping mapping_;
+};
+
+struct Job {
+  const Experiment& e;
+  std::vector<const Point*> points;  // runnable only
+  BackendFactory& factory;
+  bool native;
+  int gpus;
+  Results& results;
+  const StopWord& stop;
+  Clock::time_point ready{};  // the master saw every rank's backend ready
+  bool interrupted = false;
+};
+
+CollectiveParams paramsOf(const Experiment& e, const Point& p) {
+  CollectiveParams params;
+  params.op = p.op;
+  params.dtype = parseDType(p.dtype);
+  params.redop = p.redop == "none" ? ReduceOp::Sum : parseReduceOp(p.redop);
+  params.root = std::max(0, p.root);
+  params.bytes = p.bytes;
+  params.in_place = p.placement == Placement::InPlace;
+  params.warmup = e.warmup;
+  params.iterations = e.steps;
+  params.checks = e.check_iterations;
+  params.blocking = e.blocking;
+  return params;
+}
+
+// Everything a rank does, the master included.
+void rankMain(ProcessGroup& group, Job& job) {
+  const int rank = group.rank();
+  std::unique_ptr<ShmHeap> heap;
+  std::unique_ptr<Backend> backend;
+  size_t k = 0;
+  try {
+    heap = std::make_unique<ShmHeap>(group.shmPrefix(), rank);
+    const int ordinal = job.factory.name() == "cpu" ? -1 : rank % std::max(1, job.gpus);
+    RankEnvironment env{group, *heap, ordinal};
+    backend = job.factory.create(env);
+    Waiter ready = group.commandWaiter("every rank's backend");
+    group.barrier().arrive(ready, BarrierSite::Startup);
+    if (group.isMaster()) job.ready = Clock::now();
+    RankSide side{group, *heap, *backend, job.native};
+    for (; k < job.points.size(); ++k) {
+      // The master decides whether to go on, and every rank follows (they stay in step).
+      Waiter go = group.commandWaiter("the next point");
+      const bool stop = group.isMaster() && childShouldStop(job.stop);
+      if (!group.barrier().arrive(go, BarrierSite::CommandStart, !stop)) {
+        job.interrupted = true;
+        break;
+      }
+      Slot& slot = job.results.at(rank, k);
+      std::string failure;
+      try {
+        const bool ok = measureCollective(side, paramsOf(job.e, *job.points[k]), slot.times,
+                                          slot.wrong, failure);
+        slot.status = ok ? 1 : 2;
+      } catch (const std::exception& e) {
+        failure = e.what();
+        slot.status = 2;
+      }
+      std::strncpy(slot.message, failure.c_str(), kMessageBytes - 1);
+      if (group.aborted()) break;
+    }
+    Waiter end = group.commandWaiter("the end of the job");
+    group.barrier().arrive(end, BarrierSite::CommandEnd);
+  } catch (const std::exception& e) {
+    if (k < job.points.size()) {
+      Slot& slot = job.results.at(rank, k);
+      slot.status = 2;
+      std::strncpy(slot.message, e.what(), kMessageBytes - 1);
+    }
+  }
+  if (backend && group.aborted()) backend->abort();
+}
+
+int workerMain(ProcessGroup& group, Job& job) {
+  rankMain(group, job);
+  // Stay until the master ends the group: a worker leaving early looks dead to it.
+  if (!group.aborted()) {
+    try {
+      Waiter waiter = group.commandWaiter("the master ending the job");
+      group.barrier().arrive(waiter, BarrierSite::CommandStart);
+    } catch (const std::exception&) {
+    }
+  }
+  return kExitOk;
+}
+
+PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_message) {
+  PointOutcome out;
+  out.point = job.points[k]->index;
+  for (int r = 0; r < ranks; ++r) {
+    const Slot& slot = job.results.at(r, k);
+    if (slot.status != 1) {
+      std::string why = slot.message[0] ? std::string(slot.message) : abort_message;
+      if (why.empty()) why = "not run (an earlier point ended the group)";
+      if (out.status != "failed") out.message = "rank " + std::to_string(r) + ": " + why;
+      out.status = "failed";
+      continue;
+    }
+    out.wrong += slot.wrong;
+    for (int i = 0; i < job.results.iterations(); ++i) {
+      SampleRecord s;
+      s.rank = r;
+      s.step = i;
+      s.ns = slot.times[i];
+      out.samples.push_back(s);
+    }
+  }
+  out.steps = job.results.iterations();
+  if (out.status == "ok" && out.wrong > 0) {
+    out.status = "wrong";
+    out.message = std::to_string(out.wrong) + " wrong element(s)";
+  }
+  return out;
+}
+
+}  // namespace
+
+JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const Point*>& points,
+                                    int /*repetition*/, const StopWord& stop) {
+  JobOutcome outcome;
+  std::vector<const Point*> runnable;
+  for (const Point* p : points) {
+    if (!p->skipped) runnable.push_back(p);
+  }
+  if (runnable.empty()) return outcome;
+  const Point& first = *runnable.front();
+  try {
+    BackendRegistry registry = makeDefaultRegistry();
+    BackendFactory* factory = registry.find(first.backend == "cpu" ? "cpu" : "cuda");
+    if (!factory) throw InvalidArgument("no backend for " + first.backend);
+    Results results(first.ranks, runnable.size(), e.steps);
+    Job job{e,
+            runnable,
+            *factory,
+            first.backend != "host",
+            first.backend == "cpu" ? 0 : factory->deviceCount(),
+            results,
+            stop};
+    factory->checkBeforeFork();
+    ProcessGroupOptions options;
+    options.n_ranks = first.ranks;
+    options.timeout = std::chrono::milliseconds(static_cast<int64_t>(e.timeout * 1000));
+    options.yield_while_spinning =
+        first.ranks > static_cast<int>(std::thread::hardware_concurrency());
+    const auto start = Clock::now();
+    auto group = ProcessGroup::create(options, [&](ProcessGroup& g) { return workerMain(g, job); });
+    rankMain(*group, job);
+    const std::string abort_message =
+        group->aborted() ? std::string(group->control().abort_message) : "";
+    if (!group->aborted()) {
+      abortSession(group->control(), AbortReason::Shutdown, 0, "the collectives job finished");
+    }
+    group->shutdown(std::chrono::milliseconds(3000));
+    if (job.ready > start) {
+      outcome.startup_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(job.ready - start).count();
+    }
+    if (job.interrupted) {
+      outcome.status = "interrupted";
+      return outcome;
+    }
+    for (size_t k = 0; k < runnable.size(); ++k)
+      outcome.points.push_back(collect(job, k, first.ranks, abort_message));
+  } catch (const std::exception& error) {
+    outcome.status = "failed";
+    outcome.message = error.what();
+  }
+  return outcome;
+}
+
+}  // namespace synk::harness

@@ -1,0 +1,20 @@
+#pragma once
+// Stage 3 for collectives experiments: one repetition of a job (every point of one backend and
+// rank count), run in a child process that becomes rank 0 of a process group whose ranks each
+// build the backend exactly as a session does (ShmHeap, BackendFactory::create) and measure
+// the collectives on its Device and Communicator: nccl-tests' level, no session step around
+// each call.
+#include <vector>
+
+#include "harness/child.h"
+#include "harness/config.h"
+#include "harness/outcome.h"
+#include "harness/plan.h"
+
+namespace synk::harness {
+
+JobOutcome runCollectivesRepetition(const Experiment& experiment,
+                                    const std::vector<const Point*>& points, int repetition,
+                                    const StopWord& stop);
+
+}  // namespace synk::harness

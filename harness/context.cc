@@ -1,0 +1,265 @@
+#include "harness/context.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "collectives/registry.h"
+#include "harness/axis.h"
+#include "harness/hash.h"
+
+extern char** environ;
+// NCCL's version call (a constant, no CUDA involved), present when the build links NCCL.
+extern "C" __attribute__((weak)) int ncclGetVersion(int* version);
+
+namespace synk::harness {
+namespace {
+
+constexpr std::chrono::seconds kToolDeadline{10};
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The value after "key<spaces>:" on the first line starting with key.
+std::string field(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos)
+      return std::string(trim(std::string_view(line).substr(colon + 1)));
+  }
+  return {};
+}
+
+// Distinct lines joined with " + " (GPU models of a mixed machine).
+std::string distinctLines(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::string item(trim(line));
+    if (item.empty() || out.find(item) != std::string::npos) continue;
+    out += (out.empty() ? "" : " + ") + item;
+  }
+  return out;
+}
+
+void probeGpus(MachineContext& m) {
+  BackendRegistry registry = makeDefaultRegistry();
+  if (BackendFactory* cuda = registry.find("cuda")) {
+    std::string why;
+    if (cuda->isViable(&why)) {
+      m.gpu_count = cuda->deviceCount();
+    } else {
+      m.gpu_note = why;
+    }
+  }
+  if (auto names =
+          captureOutput({"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"},
+                        kToolDeadline)) {
+    std::string models, drivers;
+    std::istringstream in(*names);
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t comma = line.rfind(',');
+      if (comma == std::string::npos) continue;
+      models += line.substr(0, comma) + "\n";
+      drivers += line.substr(comma + 1) + "\n";
+    }
+    m.gpu_model = distinctLines(models);
+    m.driver_version = distinctLines(drivers);
+  }
+  if (auto topology = captureOutput({"nvidia-smi", "topo", "-m"}, kToolDeadline)) {
+    m.gpu_topology = *topology;
+  }
+  if (m.driver_version.empty()) {
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ..."
+    const std::string version = readFile("/proc/driver/nvidia/version");
+    m.driver_version = std::string(trim(version.substr(0, version.find('\n'))));
+  }
+  if (auto smi = captureOutput({"nvidia-smi"}, kToolDeadline)) {
+    const size_t at = smi->find("CUDA Version:");
+    if (at != std::string::npos) {
+      m.cuda_version =
+          "driver " + std::string(trim(smi->substr(at + 13, smi->find('|', at) - at - 13)));
+    }
+  }
+  const std::string toolkit = SYNK_CUDA_TOOLKIT_VERSION;
+  if (!toolkit.empty())
+    m.cuda_version += (m.cuda_version.empty() ? "" : ", ") + ("toolkit " + toolkit);
+  int nccl = 0;
+  if (ncclGetVersion != nullptr && ncclGetVersion(&nccl) == 0 && nccl > 0) {
+    // NCCL_VERSION_CODE: major * 10000 + minor * 100 + patch since 2.9.
+    m.nccl_version = std::to_string(nccl / 10000) + "." + std::to_string(nccl / 100 % 100) + "." +
+                     std::to_string(nccl % 100);
+  }
+}
+
+}  // namespace
+
+std::string MachineContext::machineKey() const {
+  const int64_t gib = (memory_bytes + (int64_t{1} << 29)) >> 30;
+  return hashHex("cpu=" + cpu_model + "\nthreads=" + std::to_string(cpu_threads) +
+                 "\nmemory_gib=" + std::to_string(gib) + "\ngpu=" + gpu_model +
+                 "\ngpus=" + std::to_string(gpu_count) + "\ndriver=" + driver_version +
+                 "\ncuda=" + cuda_version + "\nnccl=" + nccl_version + "\nbuild=" + build_type);
+}
+
+MachineLimits MachineContext::limits() const {
+  return {usable_cpus, gpu_count, gpu_note};
+}
+
+MachineContext probeMachine() {
+  MachineContext m;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  m.host = host;
+  m.cpu_model = field(readFile("/proc/cpuinfo"), "model name");
+  m.cpu_threads = static_cast<int>(std::thread::hardware_concurrency());
+  cpu_set_t set;
+  m.usable_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : m.cpu_threads;
+  const std::string total = field(readFile("/proc/meminfo"), "MemTotal");  // "24576000 kB"
+  m.memory_bytes = std::atoll(total.c_str()) * 1024;
+  m.build_type = SYNK_BUILD_TYPE;
+  probeGpus(m);
+  return m;
+}
+
+SourceState sourceState() {
+  SourceState state;
+  const std::string dir = SYNK_SOURCE_DIR;
+  if (auto head = captureOutput({"git", "-C", dir, "rev-parse", "HEAD"}, kToolDeadline)) {
+    state.commit = std::string(trim(*head));
+    if (auto status = captureOutput(
+            {"git", "-C", dir, "status", "--porcelain", "--untracked-files=no"}, kToolDeadline)) {
+      state.dirty = !trim(*status).empty();
+    }
+  }
+  return state;
+}
+
+std::string isoNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
+namespace {
+
+// Field 22 of /proc/PID/stat (after the parenthesised command name, which may hold spaces).
+int64_t startTicks(int64_t pid) {
+  const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string item;
+  for (int f = 3; f <= 22 && rest >> item; ++f) {
+    if (f == 22) return std::atoll(item.c_str());
+  }
+  return -1;
+}
+
+std::string bootId() {
+  return std::string(trim(readFile("/proc/sys/kernel/random/boot_id")));
+}
+
+}  // namespace
+
+ProcessIdentity selfIdentity() {
+  ProcessIdentity me;
+  me.pid = getpid();
+  me.boot_id = bootId();
+  me.start = startTicks(me.pid);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  me.host = host;
+  return me;
+}
+
+std::optional<bool> processAlive(const ProcessIdentity& who) {
+  const ProcessIdentity me = selfIdentity();
+  if (!who.host.empty() && who.host != me.host) return std::nullopt;
+  if (who.boot_id != me.boot_id) return false;  // rebooted since
+  return startTicks(who.pid) == who.start;      // gone, or the pid was reused
+}
+
+std::map<std::string, std::string> relevantEnvironment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; *e; ++e) {
+    const std::string item = *e;
+    for (const char* prefix : {"SYNK_", "NCCL_", "CUDA_", "OMP_"}) {
+      if (item.rfind(prefix, 0) == 0) {
+        const size_t eq = item.find('=');
+        out[item.substr(0, eq)] = eq == std::string::npos ? "" : item.substr(eq + 1);
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> captureOutput(const std::vector<std::string>& argv,
+                                         std::chrono::milliseconds deadline) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  bool finished = false;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd watch{fds[0], POLLIN, 0};
+    if (poll(&watch, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) {
+      finished = true;
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (!finished) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!finished || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return out;
+}
+
+}  // namespace synk::harness

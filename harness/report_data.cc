@@ -1,0 +1,53 @@
+#include "harness/report_data.h"
+
+#include "harness/context.h"
+#include "harness/errors.h"
+
+namespace synk::harness {
+
+std::string effectiveStatus(const RunRecord& run) {
+  if (run.status != "running") return run.status;
+  ProcessIdentity writer;
+  writer.pid = run.process_id;
+  writer.boot_id = run.boot_id;
+  writer.start = run.process_start;
+  writer.host = run.host;
+  const std::optional<bool> alive = processAlive(writer);
+  if (!alive) return "running (on " + run.host + ")";
+  return *alive ? "running" : "failed";
+}
+
+RunData loadRun(const Store& store, int64_t run_id) {
+  std::optional<RunRecord> run = store.run(run_id);
+  if (!run) throw BadInput("no run " + std::to_string(run_id) + " in " + store.path());
+  RunData data;
+  data.run = std::move(*run);
+  data.status = effectiveStatus(data.run);
+  for (PointRecord& p : store.points(run_id)) {
+    AnalysedPoint a;
+    a.record = std::move(p);
+    const std::vector<SampleRecord> samples = store.samples(a.record.id);
+    if (data.collectives()) {
+      data.slowest_s.push_back(samples.empty() ? 0 : slowestRankMedian(samples));
+    }
+    a.summary = summarizePoint(samples, store.repetitions(a.record.id));
+    data.points.push_back(std::move(a));
+  }
+  return data;
+}
+
+int64_t resolveRunId(const Store& store, const std::string& text) {
+  if (text.empty() || text == "latest") {
+    const std::vector<RunRecord> runs = store.runs();
+    if (runs.empty()) throw BadInput(store.path() + " holds no run yet");
+    return runs.front().id;
+  }
+  char* end = nullptr;
+  const long long id = std::strtoll(text.c_str(), &end, 10);
+  if (!end || *end != '\0' || id <= 0) {
+    throw BadInput("'" + text + "' is not a run id (a positive number, or latest)");
+  }
+  return id;
+}
+
+}  // namespace synk::harness

@@ -1,0 +1,29 @@
+#pragma once
+// A stored run, read back and summarised for the reports (console, HTML, exports).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/analysis.h"
+#include "harness/store.h"
+
+namespace synk::harness {
+
+struct RunData {
+  RunRecord run;
+  std::string status;  // run.status, or "failed" for a run whose process died while running
+  std::vector<AnalysedPoint> points;
+  std::vector<double> slowest_s;  // collectives: per point, slowest-rank median (0: none)
+  bool collectives() const { return run.kind == "collectives"; }
+};
+
+// Throws BadInput when there is no such run.
+RunData loadRun(const Store& store, int64_t run_id);
+
+// "running" runs whose writer is gone (killed, crashed, the machine rebooted) show as failed.
+std::string effectiveStatus(const RunRecord& run);
+
+// "8" -> 8; "latest" or "" -> the newest run. Throws BadInput.
+int64_t resolveRunId(const Store& store, const std::string& text);
+
+}  // namespace synk::harness

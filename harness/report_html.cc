@@ -1,0 +1,277 @@
+#include "harness/report_html.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "harness/collectives_table.h"
+#include "harness/errors.h"
+#include "harness/svg_plot.h"
+#include "harness/text_table.h"
+
+namespace synk::harness {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1100px; }
+h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
+table { border-collapse: collapse; margin: 8px 0; }
+td, th { padding: 3px 10px; border-bottom: 1px solid #ddd; text-align: right; }
+th { background: #f4f4f4; } td.l, th.l { text-align: left; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
+dt { color: #666; } dd { margin: 0; font-family: monospace; white-space: pre-wrap; }
+figure { margin: 12px 0; } figcaption { display: none; }
+svg.plot text { font: 12px sans-serif; fill: #333; }
+svg.plot .title { font-weight: bold; text-anchor: middle; }
+svg.plot .xtick, svg.plot .xlabel { text-anchor: middle; }
+svg.plot .ytick { text-anchor: end; } svg.plot .ylabel { text-anchor: middle; }
+svg.plot .grid { stroke: #eee; } svg.plot .frame { fill: none; stroke: #999; }
+svg.plot .whisker { stroke-width: 1.5; }
+.note { color: #666; }
+)css";
+
+// Marks each plot the browser drew with every data mark it declared; the test reads the counts.
+constexpr const char* kCheck = R"js(
+(function () {
+  var plots = document.querySelectorAll('svg.plot'), drawn = 0;
+  plots.forEach(function (p) {
+    var box = p.getBBox(), marks = p.querySelectorAll('.mark');
+    var visible = 0;
+    marks.forEach(function (m) { var b = m.getBBox(); if (b.width > 0 && b.height > 0) visible++; });
+    if (box.width > 0 && box.height > 0 && visible === Number(p.dataset.marks) && visible > 0) {
+      p.setAttribute('data-drawn', 'yes');
+      drawn++;
+    }
+  });
+  document.body.setAttribute('data-plots', plots.length);
+  document.body.setAttribute('data-plots-drawn', drawn);
+})();
+)js";
+
+std::string cell(const std::string& text, bool left = false) {
+  return std::string(left ? "<td class=\"l\">" : "<td>") + htmlEscape(text) + "</td>";
+}
+
+std::string contextList(const RunData& data) {
+  const RunRecord& r = data.run;
+  std::string out = "<dl>";
+  auto item = [&](const char* name, const std::string& value) {
+    if (!value.empty())
+      out += "<dt>" + std::string(name) + "</dt><dd>" + htmlEscape(value) + "</dd>";
+  };
+  item("status", data.status + (r.message.empty() ? "" : " (" + r.message + ")"));
+  item("started", r.started_at);
+  item("ended", r.ended_at);
+  item("commit", r.commit + (r.dirty ? " (uncommitted changes)" : ""));
+  item("build", r.build_type);
+  item("host", r.host);
+  item("cpu", r.cpu_model + ", " + std::to_string(r.cpu_cores) + " threads, " +
+                  std::to_string(r.memory_bytes >> 30) + " GiB");
+  item("gpus", r.gpu_count ? std::to_string(r.gpu_count) + " x " + r.gpu_model : "none");
+  item("driver / cuda / nccl", r.driver_version + " / " + r.cuda_version + " / " + r.nccl_version);
+  item("command", r.command_line);
+  item("config", r.config_resolved);
+  return out + "</dl>";
+}
+
+// "cpu shm batch=64": a point's axes other than `without`.
+std::string seriesName(const PointRecord& p, const std::vector<std::string>& without) {
+  std::string out;
+  for (const auto& [name, value] : p.axes) {
+    if (std::find(without.begin(), without.end(), name) != without.end()) continue;
+    out += (out.empty() ? "" : " ") +
+           (name == "backend" || name == "collectives" ? value : name + "=" + value);
+  }
+  return out;
+}
+
+std::string trainBody(const RunData& data, Scaling scaling) {
+  const std::vector<ScalingRow> rows = scalingRows(data.points, runScaling(data.run), scaling);
+  std::map<std::string, Series> speedup, efficiency, throughput, startup;
+  double max_ranks = 1;
+  std::string bars_note;
+  double slowest = 0;
+  for (const ScalingRow& row : rows)
+    slowest = std::max(slowest, row.step_s);
+  const auto [unit_name, unit] = slowest < 1e-3  ? std::pair{"microseconds", 1e6}
+                                 : slowest < 1.0 ? std::pair{"milliseconds", 1e3}
+                                                 : std::pair{"seconds", 1.0};
+  BarChart split{"time-split",
+                 "Step time split (median per point)",
+                 unit_name,
+                 {"compute (calls)", "collectives (all_reduce)"},
+                 {}};
+  BarChart fused{"step-time", "Step time (median per point)", unit_name, {"step"}, {}};
+  for (const ScalingRow& row : rows) {
+    if (row.step_s <= 0) continue;
+    const PointRecord& p = *row.point;
+    max_ranks = std::max<double>(max_ranks, row.ranks);
+    const std::string by_ranks = seriesName(p, {"ranks"});
+    if (row.speedup) {
+      Series& s = speedup[by_ranks];
+      s.name = by_ranks;
+      s.x.push_back(row.ranks);
+      s.y.push_back(*row.speedup);
+      s.low.push_back(row.speedup_ci ? row.speedup_ci->low : *row.speedup);
+      s.high.push_back(row.speedup_ci ? row.speedup_ci->high : *row.speedup);
+      Series& e = efficiency[by_ranks];
+      e.name = by_ranks;
+      e.x.push_back(row.ranks);
+      e.y.push_back(*row.efficiency * 100);
+      e.low.push_back(row.speedup_ci ? row.speedup_ci->low / row.ranks * 100 : e.y.back());
+      e.high.push_back(row.speedup_ci ? row.speedup_ci->high / row.ranks * 100 : e.y.back());
+    }
+    const std::string by_batch = seriesName(p, {"batch"});
+    Series& t = throughput[by_batch];
+    t.name = by_batch;
+    t.x.push_back(double(row.batch));
+    t.y.push_back(row.samples_per_s);
+    if (row.startup_s) {
+      Series& s = startup[by_ranks];
+      s.name = by_ranks;
+      s.x.push_back(row.ranks);
+      s.y.push_back(*row.startup_s * 1e3);
+    }
+    const std::string label =
+        p.axes.at("backend") + " " + std::to_string(row.ranks) + "r b" + std::to_string(row.batch);
+    if (row.compute_s && row.collective_s) {
+      split.bars.push_back({label, {*row.compute_s * unit, *row.collective_s * unit}});
+    } else {
+      fused.bars.push_back({label, {row.step_s * unit}});
+    }
+  }
+  auto collect = [](std::map<std::string, Series>& m) {
+    std::vector<Series> out;
+    for (auto& [name, s] : m)
+      out.push_back(std::move(s));
+    return out;
+  };
+  LineChart speed{"speedup",
+                  std::string("Speedup vs ranks (") + scalingName(scaling) +
+                      " scaling, 95 % bootstrap whiskers)",
+                  "ranks",
+                  "speedup",
+                  true,
+                  false,
+                  true,
+                  collect(speedup)};
+  speed.series.push_back({"ideal", {1, max_ranks}, {1, max_ranks}, {}, {}, true});
+  LineChart eff{"efficiency", "Efficiency vs ranks", "ranks", "efficiency (%)", true, false,
+                true,         collect(efficiency)};
+  eff.series.push_back({"ideal", {1, max_ranks}, {100, 100}, {}, {}, true});
+  const LineChart thr{"throughput", "Samples per second vs batch (per rank in weak scaling)",
+                      "batch",      "samples/s",
+                      true,         false,
+                      true,         collect(throughput)};
+  const LineChart start{"startup", "Session start-up (fork, communicator, load) vs ranks",
+                        "ranks",   "milliseconds",
+                        true,      false,
+                        true,      collect(startup)};
+  std::string out = "<h2>Scaling</h2>";
+  out += renderLineChart(speed) + renderLineChart(eff) + renderLineChart(thr);
+  out += "<h2>Where the time goes</h2>";
+  if (split.bars.empty()) {
+    out +=
+        "<p class=\"note\">The step is one fused call: its compute and collectives cannot be "
+        "separated from outside (a step of calls and all_reduce actions can).</p>";
+  }
+  out += renderBarChart(split) + renderBarChart(fused) + renderLineChart(start);
+  out += "<h2>Table</h2><table><tr>";
+  for (const char* h : {"point", "ranks", "batch", "step (median)", "samples/s", "speedup",
+                        "95% CI", "efficiency", "status"})
+    out += std::string("<th") +
+           (h == std::string("point") || h == std::string("status") ? " class=\"l\"" : "") + ">" +
+           h + "</th>";
+  out += "</tr>";
+  for (const ScalingRow& row : rows) {
+    const PointRecord& p = *row.point;
+    out += "<tr>" + cell(seriesName(p, {"ranks", "batch"}), true) +
+           cell(std::to_string(row.ranks)) + cell(std::to_string(row.batch)) +
+           cell(row.step_s > 0 ? formatSeconds(row.step_s) : "-") +
+           cell(row.step_s > 0 ? formatRate(row.samples_per_s) : "-") +
+           cell(row.speedup ? formatFixed(*row.speedup, 2) : "-") +
+           cell(row.speedup_ci ? "[" + formatFixed(row.speedup_ci->low, 2) + ", " +
+                                     formatFixed(row.speedup_ci->high, 2) + "]"
+                               : "") +
+           cell(row.efficiency ? formatFixed(*row.efficiency * 100, 0) + " %" : "-") +
+           cell(p.status + (p.reason.empty() ? "" : ": " + p.reason), true) + "</tr>";
+  }
+  return out + "</table>";
+}
+
+std::string collectivesBody(const RunData& data) {
+  const std::vector<CollectiveRow> rows = collectiveRows(data);
+  std::map<std::string, Series> busbw;
+  for (const CollectiveRow& r : rows) {
+    for (const auto& [backend, cells] : r.cells) {
+      for (int place = 0; place < 2; ++place) {
+        if (!cells[place].present || cells[place].busbw <= 0 || r.size <= 0) continue;
+        // "nccl all_reduce in 4r": short enough for the legend; other types say so.
+        const std::string name = backend + " " + r.op + (place ? " in " : " out ") +
+                                 std::to_string(r.ranks) + "r" +
+                                 (r.dtype == "float32" ? "" : " " + ncclTypeName(r.dtype));
+        Series& s = busbw[name];
+        s.name = name;
+        s.x.push_back(double(r.size));
+        s.y.push_back(cells[place].busbw);
+      }
+    }
+  }
+  LineChart chart{"busbw",        "Bus bandwidth vs message size (nccl-tests' busbw)",
+                  "size (bytes)", "busbw (GB/s)",
+                  true,           false,
+                  true,           {}};
+  for (auto& [name, s] : busbw)
+    chart.series.push_back(std::move(s));
+  std::string out = "<h2>Bandwidth</h2>" + renderLineChart(chart);
+  out +=
+      "<h2>Table</h2><table><tr><th class=\"l\">backend</th><th class=\"l\">op</th><th>ranks</th>"
+      "<th>size (B)</th><th>count</th><th class=\"l\">type</th><th "
+      "class=\"l\">redop</th><th>root</th>"
+      "<th class=\"l\">place</th><th>time (us)</th><th>algbw (GB/s)</th><th>busbw (GB/s)</th>"
+      "<th>#wrong</th><th class=\"l\">status</th></tr>";
+  for (const CollectiveRow& r : rows) {
+    for (const auto& [backend, cells] : r.cells) {
+      for (int place = 0; place < 2; ++place) {
+        const CollectiveCell& c = cells[place];
+        if (!c.present) continue;
+        out += "<tr>" + cell(backend, true) + cell(r.op, true) + cell(std::to_string(r.ranks)) +
+               cell(std::to_string(r.size)) + cell(std::to_string(r.count)) +
+               cell(ncclTypeName(r.dtype), true) + cell(r.redop, true) +
+               cell(std::to_string(r.root)) + cell(place ? "in" : "out", true) +
+               cell(c.time_s > 0 ? formatFixed(c.time_s * 1e6, 2) : "-") +
+               cell(c.time_s > 0 ? formatFixed(c.algbw, 2) : "-") +
+               cell(c.time_s > 0 ? formatFixed(c.busbw, 2) : "-") + cell(std::to_string(c.wrong)) +
+               cell(c.status + (c.reason.empty() ? "" : ": " + c.reason), true) + "</tr>";
+      }
+    }
+  }
+  return out + "</table>";
+}
+
+}  // namespace
+
+std::string renderHtmlReport(const RunData& data, Scaling scaling) {
+  const std::string title =
+      "synk-bench run " + std::to_string(data.run.id) + ": " + data.run.experiment;
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+      "<title>" +
+      htmlEscape(title) + "</title><style>" + kStyle + "</style></head><body>\n";
+  page += "<h1>" + htmlEscape(title) + "</h1>" + contextList(data);
+  page += data.collectives() ? collectivesBody(data) : trainBody(data, scaling);
+  page += "<script>" + std::string(kCheck) + "</script></body></html>\n";
+  return page;
+}
+
+void writeHtmlReport(const std::string& path, const RunData& data, Scaling scaling) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw BadInput("cannot write the report to " + path);
+  out << renderHtmlReport(data, scaling);
+  out.close();
+  if (!out) throw BadInput("writing the report to " + path + " failed");
+}
+
+}  // namespace synk::harness

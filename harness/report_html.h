@@ -1,0 +1,19 @@
+#pragma once
+// The HTML report of a run: one self-contained page (inline CSS and SVG, a few lines of inline
+// script that only check the plots drew; a Content-Security-Policy forbids any network access).
+//   train runs:       speedup vs ranks with the ideal line and 95 % whiskers, efficiency,
+//                     samples/s vs batch, the step's time split (compute / collectives), the
+//                     session start-up cost, and the scaling table
+//   collectives runs: busbw vs message size with every backend side by side, and the table
+#include <string>
+
+#include "harness/config.h"
+#include "harness/report_data.h"
+
+namespace synk::harness {
+
+std::string renderHtmlReport(const RunData& data, Scaling scaling);
+// Throws BadInput when the file cannot be written.
+void writeHtmlReport(const std::string& path, const RunData& data, Scaling scaling);
+
+}  // namespace synk::harness

@@ -1,0 +1,25 @@
+#pragma once
+// Console reports: the run list, a run's context, its scaling table, and for collectives runs
+// nccl-tests' table (collectives_table.h).
+#include <cstdio>
+#include <vector>
+
+#include "harness/config.h"
+#include "harness/report_data.h"
+
+namespace synk::harness {
+
+// One line per run, newest first: id, start, status, experiment, tag, points, commit.
+void printRunList(std::FILE* out, const Store& store);
+
+// The stored context: where and how it ran.
+void printRunContext(std::FILE* out, const RunData& data);
+
+// ranks, batch, median step time, samples/s, speedup with its 95 % interval, efficiency; every
+// other axis that varies gets a column; skipped and failed points show their reason.
+void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling);
+
+// The right table for the run's kind.
+void printRunTable(std::FILE* out, const RunData& data, Scaling scaling);
+
+}  // namespace synk::harness

@@ -1,0 +1,114 @@
+#include "harness/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "harness/hash.h"
+
+namespace synk::harness {
+namespace {
+
+// Median of `v` (reordered in place).
+double medianInPlace(std::vector<double>& v) {
+  const size_t n = v.size();
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2 == 1) return *mid;
+  const double upper = *mid;
+  const double lower = *std::max_element(v.begin(), mid);
+  return (lower + upper) / 2;
+}
+
+double sortedPercentile(const std::vector<double>& sorted, double p) {
+  const double at = std::clamp(p, 0.0, 100.0) / 100.0 * double(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(at));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - double(lo));
+}
+
+void resample(const std::vector<double>& from, std::vector<double>& into, Rng& rng) {
+  into.resize(from.size());
+  for (double& x : into)
+    x = from[rng.below(from.size())];
+}
+
+}  // namespace
+
+double median(std::vector<double> samples) {
+  return samples.empty() ? 0 : medianInPlace(samples);
+}
+
+double percentile(std::vector<double> samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  return sortedPercentile(samples, p);
+}
+
+Summary summarize(const std::vector<double>& samples) {
+  Summary s;
+  s.n = samples.size();
+  if (s.n == 0) return s;
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  s.min = sorted.front();
+  s.max = sorted.back();
+  s.q1 = sortedPercentile(sorted, 25);
+  s.median = sortedPercentile(sorted, 50);
+  s.q3 = sortedPercentile(sorted, 75);
+  s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(s.n);
+  if (s.n > 1) {
+    double squares = 0;
+    for (double x : sorted)
+      squares += (x - s.mean) * (x - s.mean);
+    s.stdev = std::sqrt(squares / double(s.n - 1));
+  }
+  return s;
+}
+
+uint64_t Rng::next() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t Rng::below(uint64_t n) {
+  // Rejects the top partial block of 2^64 so every residue is equally likely.
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do {
+    x = next();
+  } while (x >= limit);
+  return x % n;
+}
+
+double Rng::uniform() {
+  return double(next() >> 11) * 0x1.0p-53;
+}
+
+std::optional<Interval> bootstrapRatioOfMedians(const std::vector<double>& numerator,
+                                                const std::vector<double>& denominator,
+                                                const BootstrapOptions& options) {
+  if (numerator.empty() || denominator.empty() || options.resamples < 1) return std::nullopt;
+  Rng rng(options.seed);
+  std::vector<double> ratios, top, bottom;
+  ratios.reserve(static_cast<size_t>(options.resamples));
+  for (int b = 0; b < options.resamples; ++b) {
+    resample(numerator, top, rng);
+    resample(denominator, bottom, rng);
+    const double d = medianInPlace(bottom);
+    if (d == 0) return std::nullopt;
+    ratios.push_back(medianInPlace(top) / d);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - options.confidence) / 2 * 100;
+  return Interval{sortedPercentile(ratios, tail), sortedPercentile(ratios, 100 - tail)};
+}
+
+uint64_t seedFor(std::string_view a, std::string_view b) {
+  // A separator byte between the two, so ("ab", "c") and ("a", "bc") differ.
+  return fnv1a(b, fnv1a("\xff", fnv1a(a)));
+}
+
+}  // namespace synk::harness

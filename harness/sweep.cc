@@ -1,0 +1,264 @@
+#include "harness/sweep.h"
+
+#include <filesystem>
+#include <functional>
+
+#include "harness/child.h"
+#include "harness/collectives_runner.h"
+#include "harness/errors.h"
+#include "harness/outcome.h"
+#include "harness/progress.h"
+#include "harness/runner.h"
+
+namespace synk::harness {
+namespace {
+
+RunRecord runRecord(const Experiment& e, const MachineContext& m, const SweepOptions& options) {
+  RunRecord run;
+  run.experiment = e.name;
+  run.kind = kindName(e.kind);
+  run.tag = options.tag;
+  run.config_file = e.file;
+  run.config_text = e.text;
+  run.config_resolved = e.canonical();
+  run.command_line = options.command_line;
+  const SourceState source = sourceState();
+  run.commit = source.commit;
+  run.dirty = source.dirty;
+  run.build_type = m.build_type;
+  run.host = m.host;
+  run.cpu_model = m.cpu_model;
+  run.cpu_cores = m.cpu_threads;
+  run.memory_bytes = m.memory_bytes;
+  run.gpu_model = m.gpu_model;
+  run.gpu_count = m.gpu_count;
+  run.gpu_topology = m.gpu_topology;
+  run.driver_version = m.driver_version;
+  run.cuda_version = m.cuda_version;
+  run.nccl_version = m.nccl_version;
+  run.machine_key = m.machineKey();
+  run.started_at = isoNow();
+  const ProcessIdentity me = selfIdentity();
+  run.process_id = me.pid;
+  run.boot_id = me.boot_id;
+  run.process_start = me.start;
+  run.env = relevantEnvironment();
+  return run;
+}
+
+// What a point accumulates over its job's repetitions.
+struct Accumulated {
+  std::vector<RepetitionRecord> repetitions;
+  std::vector<SampleRecord> samples;
+  std::string status = "ok";
+  std::string reason;
+  int64_t wrong = 0;
+
+  void fail(const std::string& why) {
+    if (status != "failed") reason = why;
+    status = "failed";
+  }
+};
+
+using JobBody = std::function<JobOutcome(int repetition)>;
+
+class Sweep {
+ public:
+  Sweep(const Experiment& e, const Plan& plan, Store& store, int64_t run_id)
+      : e_(e),
+        plan_(plan),
+        store_(store),
+        run_id_(run_id),
+        progress_(plan.runnable() * e.repetitions) {}
+
+  SweepSummary run() {
+    installStopHandlers(&stop_);
+    const std::string plugin = e_.kind == ExperimentKind::Train ? resolvePlugin(e_.plugin) : "";
+    for (int job = 0; job < plan_.jobs && !interrupted_; ++job) {
+      std::vector<const Point*> points;
+      for (const Point& p : plan_.points) {
+        if (p.job == job) points.push_back(&p);
+      }
+      runJob(points, [&](int rep) -> JobOutcome {
+        if (e_.kind == ExperimentKind::Train) {
+          return runTrainRepetition(e_, *points.front(), rep, plugin, stop_);
+        }
+        return runCollectivesRepetition(e_, points, rep, stop_);
+      });
+    }
+    installStopHandlers(nullptr);
+    progress_.finish();
+    summary_.run_id = run_id_;
+    summary_.status = interrupted_ ? "interrupted" : "complete";
+    return summary_;
+  }
+
+ private:
+  void store(const Point& p, Accumulated& acc, const std::string& started) {
+    PointRecord record;
+    record.run_id = run_id_;
+    record.seq = p.index;
+    record.key = p.key;
+    record.axes = p.axes;
+    record.status = p.skipped ? "skipped" : acc.status;
+    record.reason = p.skipped ? p.reason : acc.reason;
+    record.wrong = acc.wrong;
+    record.started_at = started;
+    record.ended_at = p.skipped ? started : isoNow();
+    store_.addPoint(record, acc.repetitions, acc.samples);
+    if (record.status == "ok") ++summary_.ok;
+    if (record.status == "wrong") ++summary_.wrong;
+    if (record.status == "failed") ++summary_.failed;
+    if (record.status == "skipped") ++summary_.skipped;
+    if (record.status == "failed" || record.status == "wrong") {
+      progress_.note(record.status + ": " + p.label() + ": " + record.reason);
+    }
+  }
+
+  void runJob(const std::vector<const Point*>& points, const JobBody& body) {
+    const std::string started = isoNow();
+    std::map<int, Accumulated> acc;
+    int runnable = 0;
+    for (const Point* p : points) {
+      if (p->skipped) {
+        Accumulated none;
+        store(*p, none, started);
+      } else {
+        acc[p->index];
+        ++runnable;
+      }
+    }
+    if (runnable == 0) return;
+    const auto deadline =
+        std::chrono::milliseconds(static_cast<int64_t>(e_.repetition_timeout * 1000));
+    bool failed = false;
+    for (int rep = 0; rep < e_.repetitions && !failed; ++rep) {
+      if (stop_.requested()) break;
+      const std::string label = points.size() == 1
+                                    ? points.front()->label()
+                                    : points.front()->backend +
+                                          " ranks=" + std::to_string(points.front()->ranks) + " (" +
+                                          std::to_string(runnable) + " points)";
+      progress_.begin(
+          label + " · rep " + std::to_string(rep + 1) + "/" + std::to_string(e_.repetitions),
+          runnable);
+      const ChildResult child = runChild(
+          [&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_, deadline);
+      progress_.end();
+      if (stop_.requested() || child.killed) {
+        interrupted_ = true;
+        break;
+      }
+      JobOutcome outcome;
+      std::string broken;  // why the repetition's process gave no usable report
+      if (!child.exited || child.exit_code != 0) {
+        broken = child.describe();
+      } else {
+        try {
+          outcome = decodeOutcome(child.output);
+        } catch (const RunFailed& e) {
+          broken = child.describe() + " (" + e.what() + ")";
+        }
+      }
+      if (!broken.empty()) {
+        for (auto& [index, a] : acc)
+          a.fail("repetition " + std::to_string(rep + 1) + ": its process " + broken);
+        failed = true;
+        continue;
+      }
+      if (outcome.status == "interrupted") {
+        interrupted_ = true;
+        break;
+      }
+      if (outcome.status == "failed") {
+        for (auto& [index, a] : acc)
+          a.fail(outcome.message);
+        failed = true;
+        continue;
+      }
+      for (PointOutcome& p : outcome.points) {
+        if (p.status == "interrupted") interrupted_ = true;
+        Accumulated& a = acc.at(p.point);
+        a.repetitions.push_back({rep, outcome.startup_ns, p.steps, p.status, p.message});
+        for (SampleRecord& s : p.samples) {
+          s.repetition = rep;
+          a.samples.push_back(s);
+        }
+        if (p.status == "failed") {
+          a.fail(p.message);
+          failed = true;
+        } else if (p.status == "wrong") {
+          a.wrong += p.wrong;
+          if (a.status == "ok") a.status = "wrong", a.reason = p.message;
+        }
+      }
+      if (interrupted_) break;
+    }
+    if (interrupted_) {
+      summary_.not_run += runnable;
+      return;  // a job cut short keeps none of its points: only whole points are stored
+    }
+    for (const Point* p : points) {
+      if (!p->skipped) store(*p, acc.at(p->index), started);
+    }
+  }
+
+  const Experiment& e_;
+  const Plan& plan_;
+  Store& store_;
+  int64_t run_id_;
+  StopWord stop_;
+  Progress progress_;
+  bool interrupted_ = false;
+  SweepSummary summary_;
+};
+
+}  // namespace
+
+void validateExperiment(const Experiment& e, const Plan& plan) {
+  if (e.kind != ExperimentKind::Train || plan.points.empty()) return;
+  const std::string plugin = resolvePlugin(e.plugin);
+  if (!std::filesystem::exists(plugin)) {
+    throw BadInput("plugin '" + e.plugin + "' not found: " + plugin + " does not exist");
+  }
+  const Point* probe = &plan.points.front();
+  for (const Point& p : plan.points) {
+    if (!p.skipped) {
+      probe = &p;
+      break;
+    }
+  }
+  StopWord stop;
+  const ChildResult child = runChild(
+      [&](int fd) { return writeAll(fd, validateTrainExperiment(e, *probe, plugin)) ? 0 : 1; },
+      stop, std::chrono::seconds(120));
+  if (!child.exited || child.exit_code != 0) {
+    throw RunFailed("checking the experiment: the probe process " + child.describe());
+  }
+  if (!child.output.empty()) throw BadInput(e.file + ": " + child.output);
+}
+
+SweepSummary runSweep(const Experiment& e, const Plan& plan, const MachineContext& machine,
+                      Store& store, const SweepOptions& options) {
+  RunRecord run = runRecord(e, machine, options);
+  store.beginRun(run);
+  try {
+    Sweep sweep(e, plan, store, run.id);
+    SweepSummary summary = sweep.run();
+    store.endRun(run.id, summary.status,
+                 summary.status == "interrupted"
+                     ? "interrupted: " + std::to_string(summary.not_run) + " point(s) not run"
+                     : "");
+    return summary;
+  } catch (const std::exception& error) {
+    try {
+      store.endRun(run.id, "failed", error.what());
+    } catch (const std::exception&) {
+      // The store itself failed (disk full): the run stays "running" and list shows it failed
+      // once this process is gone.
+    }
+    throw RunFailed(std::string("run ") + std::to_string(run.id) + " failed: " + error.what());
+  }
+}
+
+}  // namespace synk::harness

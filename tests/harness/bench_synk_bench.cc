@@ -1,0 +1,181 @@
+// synk-bench's own costs, measured against bare peers in the same run (results in
+// harness/README.md, "Speed"):
+//   1. what the harness adds to a step it times: rounds alternate a bare loop of N calls (timed as
+//      a whole, no per-step clock) with the harness's timing loop (timeSteps: a clock read, a
+//      sample kept and the stop word checked per step) over the same step of the same session;
+//      the overhead is the median over rounds of (harness time per step / bare time per step - 1),
+//      many short rounds so that load from other processes hits both sides alike;
+//      and, without a real step's noise, the loop's own cost per step in nanoseconds;
+//   2. storing a million samples: one Store::addPoint of 10^6 rows into a fresh database, median
+//      of several rounds, and reading them back.
+//   bench_synk_bench [--rounds R] [--steps N] [--ranks K] [--batch B] [--dir DIR]
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/child.h"
+#include "harness/config.h"
+#include "harness/inputs.h"
+#include "harness/runner.h"
+#include "harness/stats.h"
+#include "harness/store.h"
+#include "plugins/synk.h"
+
+using namespace synk;
+using namespace synk::harness;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Args {
+  int rounds = 101, steps = 500, ranks = 1;
+  int64_t batch = 64;
+  std::string dir = std::filesystem::temp_directory_path().string();
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--rounds") a.rounds = std::atoi(value.c_str());
+    if (key == "--steps") a.steps = std::atoi(value.c_str());
+    if (key == "--ranks") a.ranks = std::atoi(value.c_str());
+    if (key == "--batch") a.batch = std::atoll(value.c_str());
+    if (key == "--dir") a.dir = value;
+  }
+  return a;
+}
+
+// User and system time of this process: what the work cost, whatever else the machine runs.
+double cpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+void stepOverhead(const Args& a, const std::string& function, int64_t width) {
+  Session session = fork({.n_parallel = a.ranks, .backend = "cpu"});
+  Model model = session.load(pluginPath("synk_bench_toy"));
+  const Experiment e = parseExperiment("[experiment]\nplugin = toy\nfunction = " + function +
+                                           "\n[input.x]\nshape = batch, " + std::to_string(width) +
+                                           "\n[input.y]\nshape = batch\nrange = 0:9\n",
+                                       "bench");
+  const FunctionSpec* spec = nullptr;
+  for (const FunctionSpec& f : model.spec().functions) {
+    if (f.name == function) spec = &f;
+  }
+  Function f = session.function(model, function);
+  std::vector<Data> inputs;
+  for (Array& array : makeInputs(*spec, e.inputs, a.batch * a.ranks, 1))
+    inputs.push_back(session.data(array));
+  for (int w = 0; w < 200; ++w)
+    f(inputs);
+
+  StopWord stop;
+  const TimingPlan plan{0, 0, a.steps, 0, a.steps};
+  std::vector<double> bare_per_step, harness_per_step, ratios;
+  for (int round = 0; round < a.rounds; ++round) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < a.steps; ++i)
+      f(inputs);
+    const double bare = seconds(Clock::now() - t0) / a.steps;
+    std::vector<SampleRecord> samples;
+    const int64_t wall = timeSteps(
+        [&](SampleRecord&, Clock::time_point) { f(inputs); },  // the runner's single-call step
+        plan, stop, samples);
+    const double timed = double(wall) * 1e-9 / a.steps;
+    bare_per_step.push_back(bare);
+    harness_per_step.push_back(timed);
+    ratios.push_back(timed / bare - 1);
+  }
+  std::printf(
+      "step %-12s %d rank(s), batch %lld x %lld: bare %.3f us/step, harness %.3f us/step, "
+      "overhead median %+.2f %% (rounds' quartiles %+.2f %%, %+.2f %%)\n",
+      function.c_str(), a.ranks, static_cast<long long>(a.batch), static_cast<long long>(width),
+      median(bare_per_step) * 1e6, median(harness_per_step) * 1e6, median(ratios) * 100,
+      summarize(ratios).q1 * 100, summarize(ratios).q3 * 100);
+  std::fflush(stdout);
+}
+
+// The harness's own cost per step, without the noise of a real step: its timing loop around a
+// step that does nothing. Median of rounds.
+void loopCost() {
+  StopWord stop;
+  constexpr int kSteps = 1000000;
+  const TimingPlan plan{0, 0, kSteps, 0, kSteps};
+  std::vector<double> per_step;
+  for (int round = 0; round < 9; ++round) {
+    std::vector<SampleRecord> samples;
+    const int64_t wall = timeSteps([](SampleRecord&, Clock::time_point) {}, plan, stop, samples);
+    per_step.push_back(double(wall) / kSteps);
+  }
+  std::printf(
+      "harness cost per timed step (a clock read, a sample kept, the stop word checked): median "
+      "%.1f ns (min %.1f, max %.1f)\n",
+      median(per_step), summarize(per_step).min, summarize(per_step).max);
+  std::fflush(stdout);
+}
+
+void storeMillion(const Args& a) {
+  constexpr int kRows = 1000000;
+  std::vector<SampleRecord> samples;
+  samples.reserve(kRows);
+  for (int i = 0; i < kRows; ++i)
+    samples.push_back({i / 100000, (i / 50000) % 2, i % 50000, 1000 + i % 977, kNoValue, kNoValue});
+  std::vector<double> writes, write_cpu, reads;
+  for (int round = 0; round < 5; ++round) {
+    const std::string path = a.dir + "/bench-store-" + std::to_string(getpid()) + ".db";
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path + suffix);
+    Store store = Store::open(path, Store::Mode::Write);
+    RunRecord run;
+    run.experiment = "bench";
+    run.kind = "train";
+    run.machine_key = "m";
+    run.started_at = "now";
+    store.beginRun(run);
+    PointRecord point;
+    point.run_id = run.id;
+    point.key = "k";
+    point.status = "ok";
+    const auto t0 = Clock::now();
+    const double cpu0 = cpuSeconds();
+    store.addPoint(point, {}, samples);
+    writes.push_back(seconds(Clock::now() - t0));
+    write_cpu.push_back(cpuSeconds() - cpu0);
+    const auto t1 = Clock::now();
+    const size_t back = store.samples(point.id).size();
+    reads.push_back(seconds(Clock::now() - t1));
+    if (back != samples.size()) std::printf("read back %zu rows!\n", back);
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path + suffix);
+  }
+  std::printf(
+      "store 1,000,000 samples in %s: write median %.3f s wall, %.3f s CPU (%.2f M rows/s; "
+      "wall min %.3f, max %.3f), read back median %.3f s\n",
+      a.dir.c_str(), median(writes), median(write_cpu), kRows / median(writes) * 1e-6,
+      summarize(writes).min, summarize(writes).max, median(reads));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  storeMillion(a);
+  loopCost();
+  if (std::getenv("SYNK_BENCH_STORE_ONLY")) return 0;
+  stepOverhead(a, "train_step", 64);
+  stepOverhead(a, "train_step", 784);
+  return 0;
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# quickstart_test.sh SYNK_BENCH LIB_DIR SOURCE_DIR WORK_DIR
+# The quick start as scripts/demo runs it: experiments/quickstart.ini with the mlp plugin when it
+# is built; otherwise the same sweep (CPU ranks 1 and 2, GPU counts skipped without GPUs) with
+# the harness's test model, saying so. Checks the table, the report and the exit code.
+set -euo pipefail
+bench=$1 lib=$2 src=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+config=$src/experiments/quickstart.ini
+if [[ ! -e $lib/libsynk_mlp.so ]]; then
+  echo "quickstart_test: the mlp plugin is not built ($lib/libsynk_mlp.so is missing):" \
+       "running quickstart.ini's sweep with the harness's test model instead"
+  config=$src/tests/harness/experiments/quickstart_toy.ini
+fi
+"$bench" run "$config" --db "$work/synk.db" --html "$work/quickstart.html" | tee "$work/table"
+# A row per CPU point (the backend column appears when GPU points are listed too).
+grep -Eq '^ *(cpu +)?1 +32 .* 1\.00 .*ok$' "$work/table"
+grep -Eq '^ *(cpu +)?2 +128 .*ok$' "$work/table"
+grep -q '<svg class="plot"' "$work/quickstart.html"
+"$bench" show --db "$work/synk.db" | grep -q 'status         complete'

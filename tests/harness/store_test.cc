@@ -1,0 +1,242 @@
+// harness/store.h: round trips, migrations, refusals that leave files untouched, concurrent
+// writers in separate processes.
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "harness/errors.h"
+#include "harness/store.h"
+#include "harness/store_schema.h"
+#include "tests/harness/temp_dir.h"
+
+using namespace synk::harness;
+using synk::harness::test::TempDir;
+
+namespace {
+
+RunRecord sampleRun() {
+  RunRecord run;
+  run.experiment = "toy";
+  run.kind = "train";
+  run.config_text = "[experiment]\n";
+  run.config_resolved = "experiment.name = toy\n";
+  run.command_line = "synk-bench run toy.ini";
+  run.machine_key = "m";
+  run.started_at = "2026-01-01T00:00:00Z";
+  run.gpu_count = 2;
+  run.env = {{"NCCL_DEBUG", "INFO"}};
+  return run;
+}
+
+PointRecord samplePoint(int64_t run_id, int seq) {
+  PointRecord p;
+  p.run_id = run_id;
+  p.seq = seq;
+  p.key = "key" + std::to_string(seq % 3);
+  p.axes = {{"ranks", "2"}, {"batch", "64"}, {"quote", "a \"b\"\n"}};
+  p.status = "ok";
+  return p;
+}
+
+std::vector<SampleRecord> samples(int reps, int steps) {
+  std::vector<SampleRecord> out;
+  for (int r = 0; r < reps; ++r) {
+    for (int s = 0; s < steps; ++s)
+      out.push_back({r, 0, s, 1000 + r * 100 + s, s % 2 ? kNoValue : 7, kNoValue});
+  }
+  return out;
+}
+
+std::string bytesOf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void sqlite(const std::string& path, const std::string& statements) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &error);
+  INFO((error ? error : ""));
+  sqlite3_free(error);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+std::string openError(const std::string& path, Store::Mode mode) {
+  try {
+    Store::open(path, mode);
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "(opened)";
+}
+
+}  // namespace
+
+TEST_CASE("a run, its points, repetitions and samples come back as stored", "[harness]") {
+  TempDir dir;
+  const std::string path = dir.file("sub/dir/synk.db");  // parents are created
+  int64_t run_id = 0, point_id = 0;
+  {
+    Store store = Store::open(path, Store::Mode::Write);
+    CHECK(store.schemaVersion() == schema::latestVersion());
+    RunRecord run = sampleRun();
+    store.beginRun(run);
+    run_id = run.id;
+    PointRecord p = samplePoint(run.id, 0);
+    std::vector<SampleRecord> shuffled = samples(2, 4);
+    std::swap(shuffled.front(), shuffled.back());  // stored in (repetition, rank, step) order
+    store.addPoint(p, {{0, 5000, 4, "ok", ""}, {1, 6000, 4, "ok", ""}}, shuffled);
+    point_id = p.id;
+    PointRecord skipped = samplePoint(run.id, 1);
+    skipped.status = "skipped";
+    skipped.reason = "needs 8 GPUs";
+    store.addPoint(skipped, {}, {});
+    store.endRun(run.id, "complete");
+  }
+  const Store store = Store::open(path, Store::Mode::Read);
+  const auto run = store.run(run_id);
+  REQUIRE(run);
+  CHECK(run->status == "complete");
+  CHECK_FALSE(run->ended_at.empty());
+  CHECK(run->gpu_count == 2);
+  CHECK(run->env.at("NCCL_DEBUG") == "INFO");
+  CHECK(store.runs().size() == 1);
+  const auto points = store.points(run_id);
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].axes == samplePoint(run_id, 0).axes);  // quotes and newlines survive JSON
+  CHECK(points[1].reason == "needs 8 GPUs");
+  const auto reps = store.repetitions(point_id);
+  REQUIRE(reps.size() == 2);
+  CHECK(reps[1].startup_ns == 6000);
+  const auto got = store.samples(point_id);
+  const auto want = samples(2, 4);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    CHECK(got[i].ns == want[i].ns);
+    CHECK(got[i].compute_ns == want[i].compute_ns);
+    CHECK(got[i].collective_ns == kNoValue);
+  }
+  CHECK(store.pointsWithKey("key0").size() == 1);
+  CHECK_FALSE(store.run(99));
+}
+
+TEST_CASE("a version-1 database is migrated forward with its rows", "[harness]") {
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  sqlite(path,
+         "PRAGMA application_id = " + std::to_string(schema::kApplicationId) + ";" +
+             schema::kMigrations[0] + "; PRAGMA user_version = 1;" +
+             "INSERT INTO run (id, experiment, kind, config_text, config_resolved, "
+             "command_line, machine_key, started_at, status) VALUES (1, 'old', 'train', '', "
+             "'', 'synk-bench run old.ini', 'm', '2025-01-01T00:00:00Z', 'complete');"
+             "INSERT INTO point (id, run_id, seq, key, axes, status, first_sample, sample_count) "
+             "VALUES (1, 1, 0, 'k', '{\"ranks\":\"1\"}', 'ok', 1, 1);"
+             "INSERT INTO sample (point_id, repetition, rank, step, ns) VALUES (1, 0, 0, 0, 42);");
+  const Store store = Store::open(path, Store::Mode::Read);  // a reader migrates a writable file
+  CHECK(store.schemaVersion() == 2);
+  CHECK(store.run(1)->experiment == "old");
+  const auto s = store.samples(1);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].ns == 42);
+  CHECK(s[0].compute_ns == kNoValue);  // the column version 2 added
+  CHECK(store.repetitions(1).empty());
+}
+
+TEST_CASE("refused untouched: a newer schema, a foreign database, not a database", "[harness]") {
+  TempDir dir;
+  SECTION("a database from a newer synk-bench") {
+    const std::string path = dir.file("new.db");
+    { Store::open(path, Store::Mode::Write); }
+    sqlite(path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE;");
+    const std::string before = bytesOf(path);
+    CHECK_THAT(openError(path, Store::Mode::Write),
+               Catch::Contains(
+                   "written by a newer synk-bench (schema version 99; this one knows up to 2)"));
+    CHECK_THAT(openError(path, Store::Mode::Read), Catch::Contains("refusing to touch it"));
+    CHECK(bytesOf(path) == before);
+  }
+  SECTION("another program's SQLite database") {
+    const std::string path = dir.file("other.db");
+    sqlite(path, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+    const std::string before = bytesOf(path);
+    CHECK_THAT(openError(path, Store::Mode::Write),
+               Catch::Contains("is not a synk-bench database"));
+    CHECK(bytesOf(path) == before);
+  }
+  SECTION("a text file") {
+    const std::string path = dir.file("notes.txt");
+    std::ofstream(path) << "these are not the results you are looking for\n";
+    const std::string before = bytesOf(path);
+    CHECK_THAT(openError(path, Store::Mode::Write), Catch::Contains("is not an SQLite database"));
+    CHECK(bytesOf(path) == before);
+  }
+  SECTION("no database to read") {
+    CHECK_THAT(openError(dir.file("missing.db"), Store::Mode::Read),
+               Catch::Contains("no database at"));
+    CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
+  }
+  SECTION("a read-only file") {
+    if (geteuid() == 0) {
+      WARN("running as root: file permissions do not stop root, nothing to check");
+      return;
+    }
+    const std::string path = dir.file("ro.db");
+    { Store::open(path, Store::Mode::Write); }
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read);
+    CHECK_THAT(openError(path, Store::Mode::Write), Catch::Contains("read-only"));
+  }
+}
+
+TEST_CASE("two processes writing one database at once keep every row", "[harness]") {
+  TempDir dir;
+  const std::string path = dir.file("shared.db");
+  { Store::open(path, Store::Mode::Write); }
+  constexpr int kWriters = 2, kPoints = 40, kSteps = 500;
+  std::vector<pid_t> pids;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        Store store = Store::open(path, Store::Mode::Write);
+        RunRecord run = sampleRun();
+        store.beginRun(run);
+        for (int i = 0; i < kPoints; ++i) {
+          PointRecord p = samplePoint(run.id, i);
+          store.addPoint(p, {{0, 1, kSteps, "ok", ""}}, samples(1, kSteps));
+        }
+        store.endRun(run.id, "complete");
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "writer %d: %s\n", w, e.what());
+        code = 1;
+      }
+      _exit(code);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  const Store store = Store::open(path, Store::Mode::Read);
+  const auto runs = store.runs();
+  REQUIRE(runs.size() == kWriters);
+  for (const RunRecord& r : runs) {
+    CHECK(r.status == "complete");
+    const auto points = store.points(r.id);
+    REQUIRE(points.size() == kPoints);
+    for (const PointRecord& p : points)
+      CHECK(store.samples(p.id).size() == kSteps);
+  }
+}
