@@ -137,10 +137,8 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
     request.inputs.push_back({d.ref(), d.dtype(), d.shape(), d.minibatch()});
   }
   if (b.hasScatteredInputs()) {
+    // Zero rows is a valid call: every rank runs the function on zero rows, as asLocal would.
     request.batch_rows = checkBatch(spec, b, data, options.batch);
-    if (request.batch_rows == 0) {
-      throw InvalidArgument(str("function '", spec.name, "': the batch selects no rows"));
-    }
   } else if (!options.batch.isAll()) {
     throw InvalidArgument(
         str("function '", spec.name, "': batch given but the function has no scattered inputs"));

@@ -191,6 +191,15 @@ class Function {
 
   // Runs on every rank. inputs: one Data per declared input, in declaration order. Returns one
   // host array per output (reduced on the master).
+  //
+  // Every rank runs the function, also a rank whose share of the batch is empty (a batch of 3
+  // rows on 4 ranks, the last partial batch of an epoch): it runs on zero rows, so its updates
+  // are what the function computes from nothing (a zero gradient), never the previous step's
+  // values, and a step's result does not depend on how rows fall on ranks. Outputs reduce over
+  // the ranks that had rows: a zero-row rank weighs nothing in avg and adds the op's identity
+  // otherwise. A call selecting no rows at all runs every rank on zero rows and reduces their
+  // values with equal weights: the result is what asLocal returns on zero rows (NaN for a
+  // mean). An output with op none is the master's own value, from zero rows too.
   std::vector<Array> operator()(const std::vector<Data>& inputs,
                                 const CallOptions& options = {}) const;
   // Runs in the master only, on whole host arrays, updating the master's variables (like
