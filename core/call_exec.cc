@@ -407,8 +407,8 @@ Status CallExecution::agree(ExchangeResult& all) {
     contributing_ = static_cast<int>(std::count(contributes_.begin(), contributes_.end(), true));
   }
   agreed_shapes_.assign(spec_.outputs.size(), Shape{});
-  const int reference = static_cast<int>(
-      std::find(contributes_.begin(), contributes_.end(), true) - contributes_.begin());
+  const int reference = static_cast<int>(std::find(contributes_.begin(), contributes_.end(), true) -
+                                         contributes_.begin());
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     const ReduceOp op = binding_.output_ops[o];
     const Shape& ref = all_shapes_[reference][o];

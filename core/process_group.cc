@@ -197,7 +197,9 @@ void ProcessGroup::reapExited() {
 }
 
 void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
-  if (!isMaster() || shut_down_) return;
+  // A copy of the master made by fork() (no exec) holds this object too: the workers and the
+  // segments are not its to end.
+  if (!isMaster() || shut_down_ || getpid() != cb_->master_pid) return;
   shut_down_ = true;
   if (!aborted()) abortSession(*cb_, AbortReason::Shutdown, rank_, "session closed");
   const auto deadline = Clock::now() + grace;

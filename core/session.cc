@@ -27,7 +27,7 @@ detail::SessionCore& coreOf(const std::shared_ptr<detail::SessionCore>& core, co
 
 Session forkSession(const ForkOptions& requested, BackendRegistry registry,
                     std::shared_ptr<ModelLoader> loader) {
-  if (detail::openSession()) {
+  if (detail::SessionCore* open = detail::openSession(); open && open->ownedHere()) {
     throw UsageError("fork: a session is already open in this process (close it first)");
   }
   if (gettid() != getpid()) {

@@ -10,7 +10,10 @@
 //
 // Every method is called by the master (the process that called fork()); workers execute the
 // matching step in lock step, guarded by barriers. Handles (Data, Model, Variable, Function) stay
-// valid while their session is open; using one after close() raises UsageError.
+// valid while their session is open; using one after close() raises UsageError. A child the
+// master forks itself without exec (a checkpoint writer) inherits copies of the handles: using
+// them raises UsageError, and neither its exit nor its dropped handles close or free anything of
+// the master's session.
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>

@@ -56,7 +56,7 @@ SessionCore::SessionCore(const ForkOptions& options, BackendRegistry registry,
       factory_(&factory) {}
 
 SessionCore::~SessionCore() {
-  if (group_ && isMaster()) close();
+  if (group_ && isMaster()) close();  // in a copy made by fork(), close() only lets go
 }
 
 void SessionCore::start() {
@@ -71,6 +71,7 @@ void SessionCore::start() {
       options_.n_parallel > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });
   group_ = owned_group_.get();
+  owner_pid_ = thisProcessId();
   g_open_session = this;
   try {
     startBackend();
@@ -122,6 +123,7 @@ int SessionCore::workerLoop() {
 }
 
 void SessionCore::ensureOpen() {
+  if (!closed_ && owner_pid_ != thisProcessId()) throwCopy();
   if (!closed_ && group_ && isMaster() && group_->aborted()) {
     // A failure seen outside a step (a wait while loading or reading a variable), or one no
     // step has reported yet (a worker died while the master was idle): finish the abort now.
@@ -142,6 +144,13 @@ void SessionCore::ensureOpen() {
   }
   if (!closed_) return;
   throwClosed();
+}
+
+void SessionCore::throwCopy() const {
+  throw UsageError(str("this process (pid ", thisProcessId(),
+                       ") is a copy of the session's master (pid ", owner_pid_,
+                       ") made by fork(): only the master may use or close the session; ",
+                       "the copy's handles do nothing when dropped"));
 }
 
 void SessionCore::throwClosed() const {
@@ -306,8 +315,28 @@ void SessionCore::releaseResources() noexcept {
   heap_.reset();
 }
 
+void SessionCore::abandonCopy() noexcept {
+  if (g_open_session == this) g_open_session = nullptr;
+  if (abandoned_) return;
+  abandoned_ = true;
+  // Freeing these would call into the device (a CUDA context does not survive fork) or plugin
+  // code on the master's behalf: the copy leaks them, its memory is its own to lose.
+  (void)new auto(std::move(scratch_));
+  (void)new auto(std::move(collective_buffer_));
+  (void)new auto(std::move(models_));
+  (void)blobs_.release();
+  (void)backend_.release();
+  (void)heap_.release();
+}
+
 void SessionCore::close() {
   if (closed_ || !group_ || !isMaster()) return;
+  if (!ownedHere()) {
+    // A child forked by the master (a checkpoint writer) that exits or drops its handles: the
+    // ranks, the segments and the device are the master's, which goes on using them.
+    abandonCopy();
+    return;
+  }
   try {
     writeCommand(Opcode::Quit, ByteWriter());
     Waiter waiter = group_->commandWaiter("close");

@@ -22,6 +22,7 @@
 #include "core/process_group.h"
 #include "core/session.h"
 #include "core/shm_heap.h"
+#include "core/this_process.h"
 
 namespace synk::detail {
 
@@ -92,6 +93,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void start();
   void close();
   bool closed() const { return closed_; }
+  // Whether this process is the one that forked the ranks (not a copy of it made by fork()):
+  // only that one may use, close or clean up the session.
+  bool ownedHere() const { return owner_pid_ != 0 && owner_pid_ == thisProcessId(); }
   // Throws UsageError unless the session can run a step now (and finishes an abort that a
   // failure outside a step left pending).
   void ensureOpen();
@@ -182,6 +186,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // After a fatal error: aborts the session everywhere, ends the workers, frees everything.
   void abortAndClose(const std::string& reason) noexcept;
   void releaseResources() noexcept;
+  // In a copy of the master made by fork(): lets go of everything without freeing it (the
+  // device, the plugin instances and the shared memory are the master's).
+  void abandonCopy() noexcept;
+  [[noreturn]] void throwCopy() const;
 
   Status executeDistribute(ByteReader& in, Waiter& waiter);
   Status executeCall(ByteReader& in, Waiter& waiter);
@@ -205,6 +213,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   DeviceBuffer collective_buffer_;
 
   // master only
+  pid_t owner_pid_ = 0;  // the master's pid (a copy made by fork() has another)
+  bool abandoned_ = false;
   bool closed_ = false;
   std::string abort_reason_;
   uint64_t next_blob_id_ = 1;
