@@ -42,6 +42,9 @@ struct alignas(64) RankSlot {
   uint32_t ok[2];
   uint32_t site[2];
   std::atomic<int32_t> pid;
+  // Set when the rank missed a deadline: it is known not to arrive, so shutdown ends it at once
+  // instead of granting it the grace the other ranks get to leave.
+  std::atomic<uint32_t> late;
   // Result of the current command: 0 = ok, else the ErrorKind of core/command.h.
   int32_t status;
   char message[kMessageBytes];

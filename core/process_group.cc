@@ -202,6 +202,13 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
   if (!isMaster() || shut_down_ || getpid() != cb_->master_pid) return;
   shut_down_ = true;
   if (!aborted()) abortSession(*cb_, AbortReason::Shutdown, rank_, "session closed");
+  // A rank that missed a deadline will not leave by itself: end it now, so the failure is
+  // reported at the deadline rather than a grace period later.
+  for (int r = 0; r < size(); ++r) {
+    if (outstanding(r) && cb_->slot(r).late.load(std::memory_order_acquire)) {
+      kill(pids_[r], SIGKILL);
+    }
+  }
   const auto deadline = Clock::now() + grace;
   auto pending = [&] {
     for (int r = 0; r < size(); ++r) {
