@@ -248,7 +248,9 @@ class Session {
   Function function(const Model& model, const std::string& name,
                     const FunctionOptions& options = {});
   // Replicates models (their variables broadcast from the master) and functions made since the
-  // last distribute on every rank. Runs implicitly before the first call that needs it.
+  // last distribute on every rank. Runs implicitly before the first call that needs it. A model
+  // that cannot be created on some rank is dropped (PluginError, once; its handles and functions
+  // raise UsageError from then on) and the session goes on with the others.
   void distribute();
 
   Data data(DType dtype, int ndim, const DataOptions& options = {});

@@ -42,6 +42,7 @@ struct ModelState {
   std::unique_ptr<ModelInstance> instance;
   std::vector<VariableStorage> variables;  // ModelSpec::variables order
   bool distributed = false;                // master: replicated on every rank
+  std::string dropped;  // master: why it was dropped (creating it failed on a rank); else empty
   const ModelSpec& spec() const { return model->spec(); }
 };
 
@@ -58,6 +59,7 @@ struct FunctionBinding {
   std::vector<int32_t> read_vars;    // per read: index of the variable in the model
   bool distributed = false;          // master only
   std::string what;                  // master only: "call of function 'f'", for messages
+  std::string dropped;               // master only: why (its model was dropped); else empty
 
   bool hasScatteredInputs() const;
   bool hasSliceableReads() const;
@@ -192,6 +194,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   [[noreturn]] void throwCopy() const;
 
   Status executeDistribute(ByteReader& in, Waiter& waiter);
+  // One distribute step for these models and functions (models.cc).
+  void runDistribute(const std::vector<uint32_t>& models, const std::vector<uint32_t>& functions);
+  // A model whose creation failed on some rank: released here, its handles and functions raise.
+  void dropModel(uint32_t id, const std::string& why);
   Status executeCall(ByteReader& in, Waiter& waiter);
   Status executeCollective(ByteReader& in, Waiter& waiter);
 
