@@ -71,6 +71,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
 
   // Buffered output would otherwise be written once by every process that inherits it.
   std::fflush(nullptr);
+  // Before the workers, which then close their copy of its pipe: only the master holds it.
+  group->watcher_ = ShmWatcher::start(group->shm_prefix_);
   for (int r = 0; r < options.n_ranks; ++r) {
     if (r == options.master_rank) continue;
     const pid_t pid = ::fork();
@@ -91,6 +93,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
   // Die with the master: a worker must never outlive it holding a GPU or shared memory.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != cb_->master_pid) _exit(kExitAborted);
+  watcher_.forget();
   rank_ = rank;
   bindToCpu(options_.cpus, rank);
   barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin, options_.yield_while_spinning);
@@ -240,6 +243,7 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
                      std::chrono::duration_cast<std::chrono::seconds>(kKillWait).count()));
   }
   removeSegmentsWithPrefix(shm_prefix_);
+  watcher_.release();
 }
 
 }  // namespace synk
