@@ -212,6 +212,7 @@ void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std
   ensureOpen();
   writeCommand(opcode, payload);
   Waiter waiter = group_->commandWaiter(what);
+  const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
   try {
     group_->barrier().arrive(waiter, BarrierSite::CommandStart);
     std::vector<std::byte> blob_copy;
@@ -221,8 +222,12 @@ void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std
     writeSlotStatus(group_->control().slot(rank()), status);
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
   } catch (const PeerFailure& e) {
+    // A rank that never reached this step's start died before it: while the master was idle.
+    const bool between = e.rank() >= 0 && e.rank() < size() && e.rank() != rank() &&
+                         group_->control().slot(e.rank()).arrived.load() < start_epoch;
     abortAndClose(e.what());
-    throw PeerFailure(e.rank(), str(e.what(), " (during ", what, ")"));
+    throw PeerFailure(e.rank(), between ? str(e.what(), " (between steps, before ", what, ")")
+                                        : str(e.what(), " (during ", what, ")"));
   } catch (const std::exception& e) {
     abortAndClose(e.what());
     throw;

@@ -277,3 +277,27 @@ TEST_CASE("a worker that dies while the master is idle: the next call reports it
   CHECK(allGone(pids, 0));
   CHECK(test::segmentsOfThisProcess() == 0);
 }
+
+TEST_CASE("a worker that dies between steps is reported as such, not as dying in the next call",
+          "[core][fault]") {
+  Session session = test::forkForTest(2);
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Function f = session.function(model, "noop");
+  Data x = session.data(Array(DType::Float32, {2, 2}));
+  f({x});
+  const std::vector<int> pids = session.pids();
+  kill(pids[1], SIGKILL);
+  REQUIRE(becameZombie(pids[1]));
+  CHECK_THROWS_MATCHES(f({x}), PeerFailure,
+                       Catch::Matchers::Predicate<PeerFailure>(
+                           [](const PeerFailure& e) {
+                             const std::string what = e.what();
+                             return e.rank() == 1 && what.find("SIGKILL") != std::string::npos &&
+                                    what.find("between steps, before call of function 'noop'") !=
+                                        std::string::npos &&
+                                    what.find("during") == std::string::npos;
+                           },
+                           "rank 1, SIGKILL, between steps"));
+  CHECK(allGone(pids, 0));
+  CHECK(test::segmentsOfThisProcess() == 0);
+}
