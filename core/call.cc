@@ -82,6 +82,46 @@ void checkBatchS(const FunctionSpec& spec, const FunctionBinding& b, const CallO
   }
 }
 
+// output_subset as one flag per output; throws for a name that is no output or comes twice.
+std::vector<uint8_t> wantedOutputs(const FunctionSpec& spec,
+                                   const std::vector<std::string>& subset) {
+  if (subset.empty()) return {};
+  std::vector<uint8_t> wanted(spec.outputs.size(), 0);
+  for (const std::string& name : subset) {
+    size_t i = 0;
+    while (i < spec.outputs.size() && spec.outputs[i].name != name)
+      ++i;
+    if (i == spec.outputs.size()) {
+      std::string names;
+      for (const TensorSpec& t : spec.outputs)
+        names += str(names.empty() ? "" : ", ", t.name);
+      throw InvalidArgument(str("function '", spec.name, "': output_subset names '", name,
+                                "', which is not an output (outputs: ", names, ")"));
+    }
+    if (wanted[i]) {
+      throw InvalidArgument(
+          str("function '", spec.name, "': output_subset names '", name, "' twice"));
+    }
+    wanted[i] = 1;
+  }
+  return wanted;
+}
+
+// The wanted outputs arrive in declaration order; output_subset says in which to return them.
+std::vector<Array> inSubsetOrder(const FunctionSpec& spec, const std::vector<std::string>& subset,
+                                 std::vector<Array>& declared) {
+  std::vector<Array> out;
+  for (const std::string& name : subset) {
+    size_t position = 0;  // among the wanted outputs, in declaration order
+    for (const TensorSpec& t : spec.outputs) {
+      if (t.name == name) break;
+      position += std::find(subset.begin(), subset.end(), t.name) != subset.end() ? 1 : 0;
+    }
+    out.push_back(std::move(declared.at(position)));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data>& inputs,
@@ -147,11 +187,13 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
   request.batch = options.batch;
   request.batch_s = options.batch_s;
   request.num_slices = options.num_slices;
+  request.wanted = wantedOutputs(spec, options.output_subset);
   ByteWriter payload;
   request.write(payload);
   results_.clear();
   runCommand(Opcode::Call, payload, b.what);
-  return std::move(results_);
+  if (options.output_subset.empty()) return std::move(results_);
+  return inSubsetOrder(spec, options.output_subset, results_);
 }
 
 }  // namespace synk::detail

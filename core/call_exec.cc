@@ -158,11 +158,12 @@ void CallExecution::runSlice(const RowRange& local) {
     scratch_.update_slice[u].reserve(device_, std::max<size_t>(var.bytes(), 1));
     frame.updates.push_back({scratch_.update_slice[u].data(), var.dtype, var.shape});
   }
+  frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
   std::fill(slice_allocated_.begin(), slice_allocated_.end(), false);
   slice_index_ = static_cast<int>(slice_count_++);
   model_.instance->call(frame);
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-    if (!slice_allocated_[o]) {
+    if (!slice_allocated_[o] && request_.wants(o)) {
       throw PluginError(str(where(), " of model '", model_.spec().name,
                             "' returned without producing output '", spec_.outputs[o].name, "'"));
     }
@@ -197,6 +198,7 @@ void CallExecution::accumulateSlice(int64_t slice_rows) {
   const bool first = !computed_;
   const double weight = row_based_ && rows_ > 0 ? double(slice_rows) / double(rows_) : 1.0;
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (!request_.wants(o)) continue;  // not in output_subset: ignored if produced anyway
     const ReduceOp op = binding_.output_ops[o];
     const Shape& shape = slice_shapes_[o];
     if (op == ReduceOp::Gather) {
@@ -329,14 +331,14 @@ void CallExecution::offerInlineOutputs(ByteWriter& out, bool ok) {
   size_t bytes = 0;
   bool fits = device_.isHost() && ok;
   for (size_t o = 0; fits && o < spec_.outputs.size(); ++o) {
-    if (!isElementwise(binding_.output_ops[o])) continue;
+    if (!inlineable(o)) continue;
     bytes += static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
     fits = bytes <= kInlineOutputBytes;
   }
   out.put<uint8_t>(fits ? 1 : 0);
   if (!fits) return;
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-    if (!isElementwise(binding_.output_ops[o])) continue;
+    if (!inlineable(o)) continue;
     out.append(scratch_.output_acc[o].data(), static_cast<size_t>(numElements(acc_shapes_[o])) *
                                                   dtypeSize(spec_.outputs[o].dtype));
   }
@@ -385,7 +387,7 @@ Status CallExecution::agree(ExchangeResult& all) {
   if (inline_ && core_.isMaster()) inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size()));
   for (int r = 0; inline_ && core_.isMaster() && r < n; ++r) {
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-      if (!isElementwise(binding_.output_ops[o])) continue;
+      if (!inlineable(o)) continue;
       const size_t bytes =
           static_cast<size_t>(numElements(all_shapes_[r][o])) * dtypeSize(spec_.outputs[o].dtype);
       inline_at_[r][o] = inline_bytes_.size();
@@ -412,7 +414,8 @@ Status CallExecution::agree(ExchangeResult& all) {
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     const ReduceOp op = binding_.output_ops[o];
     const Shape& ref = all_shapes_[reference][o];
-    if (op == ReduceOp::None) continue;  // the master's own value, whatever its share
+    // none: the master's own value, whatever its share; an output left out: nothing to agree.
+    if (op == ReduceOp::None || !request_.wants(o)) continue;
     for (int r = 0; r < n; ++r) {
       if (!contributes_[r]) continue;
       const Shape& other = all_shapes_[r][o];
@@ -455,6 +458,7 @@ void CallExecution::reduceOutputs() {
   const int root = core_.masterRank();
   std::vector<Array>& results = core_.results();
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (!request_.wants(o)) continue;
     const ReduceOp op = binding_.output_ops[o];
     const DType dtype = spec_.outputs[o].dtype;
     if (op == ReduceOp::None) {

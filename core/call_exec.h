@@ -40,6 +40,10 @@ class CallExecution {
   void prepareBroadcastInputs();
   TensorRef sliceableRead(size_t j, const RowRange& local);
   const VariableStorage& readStorage(size_t j) const;
+  // An output that travels in the agreement exchange when small: element-wise and wanted.
+  bool inlineable(size_t o) const {
+    return isElementwise(binding_.output_ops[o]) && request_.wants(o);
+  }
   void offerInlineOutputs(ByteWriter& out, bool ok);
   Array reduceInline(size_t o);
   Status agree(ExchangeResult& all);

@@ -183,6 +183,10 @@ struct CallOptions {
   // Each rank runs its share in this many slices; outputs and updates accumulate; every slice
   // sees the original shared values; updates apply once at the end.
   int num_slices = 1;
+  // Names of the outputs to return, in this order (Theano's output_subset); empty = all. The
+  // others are neither reduced nor returned, and the plugin is told it need not compute them
+  // (SDK: Call::wants). Updates are applied either way.
+  std::vector<std::string> output_subset{};
 };
 
 class Function {
