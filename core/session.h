@@ -131,6 +131,7 @@ class Variable {
   // Sets the master's copy only (Theano's set_value in the master). A mirrored variable may be
   // set this way only before it is distributed; afterwards use Session::broadcast.
   void setValue(const ArrayView& value, bool force_cast = false);
+  void setValue(const Data& value, bool force_cast = false);
 
  private:
   friend class Model;
@@ -209,6 +210,12 @@ class Function {
   // mean). An output with op none is the master's own value, from zero rows too.
   std::vector<Array> operator()(const std::vector<Data>& inputs,
                                 const CallOptions& options = {}) const;
+  // The same with plain arrays, copied into new Data first (safe casts only), as buildInputs.
+  std::vector<Array> operator()(const std::vector<ArrayView>& inputs,
+                                const CallOptions& options = {}) const;
+  // Picks the Data form for a braced list of Data and for {} (no inputs).
+  std::vector<Array> operator()(std::initializer_list<Data> inputs,
+                                const CallOptions& options = {}) const;
   // Runs in the master only, on whole host arrays, updating the master's variables (like
   // Theano's function in one process): the single-process reference.
   std::vector<Array> asLocal(const std::vector<ArrayView>& inputs) const;
@@ -261,10 +268,20 @@ class Session {
   Data data(DType dtype, const Shape& shape, const DataOptions& options = {});
   Data data(const ArrayView& value, const DataOptions& options = {});
 
-  // Shared-variable collectives (one variable or several).
+  // Shared-variable collectives (one variable or several). Every value that goes in may be a
+  // Data or a plain array (an array is copied into a new Data first, cast safely to the
+  // variable's dtype; a Data is used in place where the collective reads shared memory).
   void broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values = {},
                  const CollectiveOptions& options = {});
+  void broadcast(const std::vector<Variable>& vars, const std::vector<Data>& values,
+                 const CollectiveOptions& options = {});
+  void broadcast(const std::vector<Variable>& vars, std::initializer_list<ArrayView> values,
+                 const CollectiveOptions& options = {});
   void scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
+               const Selection& batch = {});
+  void scatter(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
+               const Selection& batch = {});
+  void scatter(const std::vector<Variable>& vars, std::initializer_list<Data> values,
                const Selection& batch = {});
   std::vector<Array> gather(const std::vector<Variable>& vars, int nd_up = 1,
                             const CollectiveOptions& options = {});
@@ -274,6 +291,10 @@ class Session {
   void allReduce(const std::vector<Variable>& vars, ReduceOp op = ReduceOp::Avg,
                  const CollectiveOptions& options = {});
   void setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
+                const Selection& batch = {});
+  void setValue(int rank, const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
+                const Selection& batch = {});
+  void setValue(int rank, const std::vector<Variable>& vars, std::initializer_list<Data> values,
                 const Selection& batch = {});
   std::vector<Array> getValue(int rank, const std::vector<Variable>& vars);
   // [variable][rank]
