@@ -162,7 +162,7 @@ Model SessionCore::load(const std::string& path) {
   std::shared_ptr<LoadedModel> model = loader_->load(path);
   ModelState state;
   state.id = static_cast<uint32_t>(models_.size());
-  state.path = path;
+  state.path = model->source();  // the file found: every rank loads exactly this one
   state.model = model;
   state.instance = model->instantiate(RankInfo{rank(), size(), &device()});
   for (const VariableSpec& spec : model->spec().variables) {

@@ -255,6 +255,9 @@ class Session {
   // Process id of every rank (the master's own included), for diagnostics.
   std::vector<int> pids() const;
 
+  // A plugin by path ("build/lib/libmy_model.so", "./libm.so") or by name ("my_model": the file
+  // libmy_model.so on the plugin search path: $SYNK_PLUGIN_PATH, then the installed plugin
+  // folder, then the build's lib/; core/plugin_search.h). Not found: PluginError listing where.
   Model load(const std::string& plugin_path);
   Function function(const Model& model, const std::string& name,
                     const FunctionOptions& options = {});

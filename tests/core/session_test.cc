@@ -261,3 +261,14 @@ TEST_CASE("a model whose creation fails on one rank is dropped; the session goes
   CHECK(z({x, y}).at(0).toVector<float>() == std::vector<float>{5});
   CHECK_NOTHROW(kit.session.distribute());
 }
+
+TEST_CASE("load takes a plugin's name: every rank loads the file found", "[core][session]") {
+  test::Kit kit(2);
+  Model intro = kit.session.load("synk_example_intro");
+  CHECK(intro.source() == test::pluginFile("synk_example_intro"));
+  Function z = kit.session.function(intro, "z", {.broadcast = {"y"}});
+  const Array x = Array::of<float>({2, 2}, {1, 2, 3, 4});
+  CHECK(z({x, Array::vector<float>({1, 1})}).at(0).toVector<float>() == std::vector<float>{5});
+  CHECK_THROWS_WITH(kit.session.load("synk_no_such_plugin"),
+                    Contains("plugin 'synk_no_such_plugin' not found"));
+}
