@@ -45,11 +45,20 @@ int64_t checkBatch(const FunctionSpec& spec, const FunctionBinding& b,
       batch.check(length, [&] { return str("batch for ", inputLabel(spec, i)); });
       continue;
     }
-    // Minibatch data is indexed relative to the batch's first row.
-    const int64_t needed = batch.isContiguous() ? rows : batch.extent() - batch.first();
-    if (length < needed) {
-      throw InvalidArgument(str(inputLabel(spec, i), " is minibatch data of ", length,
-                                " rows; the batch needs ", needed));
+    // Minibatch data holds the batch's rows only, indexed from the batch's first row, so it
+    // must have as many rows as the batch spans. A longer one is read at the wrong rows without
+    // a word (a whole data set marked minibatch by mistake) unless the batch starts at row 0,
+    // where its rows and the data set's agree.
+    const int64_t first = batch.first();
+    const int64_t needed = batch.isContiguous() ? rows : batch.extent() - first;
+    if (needed > 0 && (length < needed || (first > 0 && length != needed))) {
+      throw InvalidArgument(
+          str(inputLabel(spec, i), ": minibatch ", data[i]->label(), " has ", length,
+              " rows, but the batch selects rows ", first, "..", first + needed - 1,
+              ", read as its rows 0..", needed - 1, ": ", needed, " rows expected",
+              length < needed ? ""
+                              : " (a minibatch Data holds exactly the batch's rows; to index "
+                                "this one by absolute rows, create it without minibatch)"));
     }
   }
   return rows;

@@ -213,7 +213,10 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
                                 "' is a scalar and cannot be scattered; list it in broadcast"));
     }
   }
-  b.output_ops.assign(spec.outputs.size(), ReduceOp::Avg);
+  // The default op works for every dtype: avg for floating point, sum for integers (a count of
+  // rows or of correct answers sums to the one-process count; avg cannot reduce integers).
+  for (const TensorSpec& out : spec.outputs)
+    b.output_ops.push_back(isFloating(out.dtype) ? ReduceOp::Avg : ReduceOp::Sum);
   for (const auto& [output, op_name] : options.outputs) {
     const int i = indexOfSpec(spec.outputs, output);
     if (i < 0) {
@@ -227,7 +230,7 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
       throw InvalidArgument(str(where, ": output '", spec.outputs[i].name, "' is ",
                                 dtypeName(spec.outputs[i].dtype),
                                 ": 'avg' needs a floating-point dtype (give it another op, "
-                                "e.g. sum)"));
+                                "e.g. sum, the default for integers)"));
     }
   }
   for (const std::string& var : spec.updates) {

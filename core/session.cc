@@ -20,8 +20,14 @@ void closeAtExit() {
 }
 
 detail::SessionCore& coreOf(const std::shared_ptr<detail::SessionCore>& core, const char* what) {
-  if (!core) throw UsageError(str(what, ": not forked: call synk::fork() first"));
-  return *core;
+  if (core) return *core;
+  const std::string kind = what;
+  if (kind == "session") throw UsageError("session: not forked: call synk::fork() first");
+  const char* from = kind == "function" ? "Session::function"
+                     : kind == "model"  ? "Session::load"
+                                        : "Model::variable";
+  throw UsageError(
+      str("this ", kind, " handle is empty (default-constructed): get one from ", from));
 }
 
 // Plain arrays for a collective that reads Data: one new Data each, of the variable's dtype (a

@@ -164,8 +164,9 @@ class Model {
 struct FunctionOptions {
   // Inputs used whole on every rank; every other input is scattered along axis 0.
   std::vector<std::string> broadcast{};
-  // Output name -> reduce op: avg (default; weighted by the rows each rank computed), sum, prod,
-  // max, min, gather (concatenate along axis 0 in rank order), none (the master's own value).
+  // Output name -> reduce op: avg (weighted by the rows each rank computed), sum, prod, max, min,
+  // gather (concatenate along axis 0 in rank order), none (the master's own value). Default: avg
+  // for a floating-point output, sum for an integer one (avg cannot reduce integers).
   std::map<std::string, std::string> outputs{};
   // Updated variable -> op combining the slices' updates when num_slices > 1 (default avg,
   // weighted by slice rows). Updates are always applied locally, on each rank, once.

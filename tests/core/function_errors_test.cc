@@ -26,10 +26,14 @@ TEST_CASE("binding errors name the function and the offending name", "[core][err
                     Contains("unknown reduce op 'avgx'") && Contains("output 'z'"));
   CHECK_THROWS_WITH(kit.session.function(kit.model, "mean_dot", {.outputs = {{"w", "sum"}}}),
                     Contains("'w', which is not an output"));
-  // avg (the default) on an integer output
-  CHECK_THROWS_WITH(kit.session.function(kit.model, "int_total"),
+  // avg asked of an integer output (the default for one is sum)
+  CHECK_THROWS_WITH(kit.session.function(kit.model, "int_total", {.outputs = {{"total", "avg"}}}),
                     Contains("output 'total' is int64") && Contains("'avg' needs"));
-  CHECK_NOTHROW(kit.session.function(kit.model, "int_total", {.outputs = {{"total", "sum"}}}));
+  Function total = kit.session.function(kit.model, "int_total");
+  CHECK(total.outputOps() == std::vector<ReduceOp>{ReduceOp::Sum});
+  CHECK(
+      total({kit.session.data(Array::of<int64_t>({3, 1}, {1, 2, 3}))}).at(0).toVector<int64_t>() ==
+      std::vector<int64_t>{6});
   CHECK_THROWS_WITH(
       kit.session.function(kit.model, "shared_update", {.updates = {{"s", "gather"}}}),
       Contains("'gather' is not a collective op"));

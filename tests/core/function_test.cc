@@ -235,7 +235,20 @@ TEST_CASE("minibatch data is indexed from the batch's first row", "[core]") {
         expect({7, 3, 5}, {4, 0, 2}));
   // Rows 3..8 relative to row 3 need 6 minibatch rows; b has 5.
   CHECK_THROWS_WITH(f({da, db}, {.batch = Selection::indices({8, 3, 5})}),
-                    Catch::Contains("minibatch data of 5 rows; the batch needs 6"));
+                    Catch::Contains("input 'b': minibatch Data #") &&
+                        Catch::Contains("has 5 rows, but the batch selects rows 3..8, read as "
+                                        "its rows 0..5: 6 rows expected"));
+  // A minibatch Data longer than the batch (a whole data set marked minibatch) would be read at
+  // the wrong rows: refused, unless the batch starts at row 0, where the rows agree.
+  Data whole = kit.session.data(a, {.minibatch = true});
+  CHECK_THROWS_WITH(f({da, whole}, {.batch = Selection::range(3, 8)}),
+                    Catch::Contains("has 10 rows, but the batch selects rows 3..7") &&
+                        Catch::Contains("5 rows expected") &&
+                        Catch::Contains("create it without minibatch"));
+  std::vector<float> doubled;
+  for (int64_t i = 0; i < 8; ++i)
+    doubled.push_back(2 * a.as<float>()[i]);
+  CHECK(f({da, whole}, {.batch = Selection::count(4)}).at(0).toVector<float>() == doubled);
 }
 
 TEST_CASE("batch_s selects rows of sliceable variables on each rank", "[core]") {

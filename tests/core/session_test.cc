@@ -24,7 +24,10 @@ TEST_CASE("a session that was never forked refuses every call", "[core][session]
   Data data;
   CHECK_THROWS_WITH(data.shape(), Contains("empty"));
   Function f;
-  CHECK_THROWS_WITH(f({}), Contains("not forked"));
+  CHECK_THROWS_WITH(f({}), Contains("this function handle is empty (default-constructed)") &&
+                               Contains("Session::function"));
+  CHECK_THROWS_WITH(Model().variables(), Contains("this model handle is empty"));
+  CHECK_THROWS_WITH(Variable().getValue(), Contains("this variable handle is empty"));
 }
 
 void checkLifecycle(int ranks) {
