@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "tests/core/testkit/row_stats_ops.h"
 #include "tests/support/session_fixture.h"
 
 using namespace synk;
@@ -80,16 +81,6 @@ std::vector<double> columnMeans(const Array& x) {
   return out;
 }
 
-FunctionOptions allOps() {
-  return {.outputs = {{"col_sum", "sum"},
-                      {"col_prod", "prod"},
-                      {"col_max", "max"},
-                      {"col_min", "min"},
-                      {"rows", "gather"},
-                      {"first", "none"},
-                      {"n_rows", "sum"}}};
-}
-
 std::vector<int64_t> iota(int64_t begin, int64_t end) {
   std::vector<int64_t> v(static_cast<size_t>(end - begin));
   std::iota(v.begin(), v.end(), begin);
@@ -112,7 +103,7 @@ TEST_CASE("split policy: even spread, remainder one each to the first ranks", "[
 void checkWeightedAvg(const std::vector<int64_t>& shares) {
   const int ranks = static_cast<int>(shares.size());
   Kit kit(ranks);
-  FunctionOptions options = allOps();
+  FunctionOptions options = test::rowStatsAllOps();
   options.outputs["n_rows"] = "gather";  // one row count per rank
   Function f = kit.session.function(kit.model, "row_stats", options);
   const Array x = table(10);
@@ -150,7 +141,7 @@ TEST_CASE("avg is weighted by rows: 10 rows on 4 ranks equal the one-process res
 
 void checkOutputOps(int master) {
   Kit kit(3, {.master_rank = master});
-  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  Function f = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
   const Array x = table(10);
   const std::vector<Array> out = f({kit.session.data(x)});
   // Columns hold 1, 3, ..., 19 and 2, 4, ..., 20: every sum and product is exact in float64.
@@ -191,7 +182,7 @@ TEST_CASE("outputs of a function without rows: every rank computes once", "[core
 
 TEST_CASE("batch selects rows before scattering: count, range, index list", "[core]") {
   Kit kit(2);
-  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  Function f = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
   const Array x = table(10);
   Data data = kit.session.data(x);
   struct Case {
@@ -322,7 +313,7 @@ TEST_CASE("batch_s pairs each rank's scattered rows with its variable rows", "[c
 
 TEST_CASE("num_slices: outputs accumulate, gather keeps order, none is the last slice", "[core]") {
   Kit kit(2);
-  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  Function f = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
   const Array x = table(10);
   Data data = kit.session.data(x);
   const std::vector<Array> whole = f({data});
@@ -413,7 +404,7 @@ TEST_CASE("mirrored variables change only through broadcast and all_reduce", "[c
 TEST_CASE("outputs too large to travel inline reduce through the communicator", "[core]") {
   // 600 float64 columns: 4.8 KB per output, over the 4 KiB that ride in the agreement exchange.
   Kit kit(3);
-  Function f = kit.session.function(kit.model, "row_stats", allOps());
+  Function f = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
   const Array x = table(10, 600);
   const std::vector<Array> out = f({kit.session.data(x)});
   CHECK(out[1].toVector<double>() == columnReduce(x, ReduceOp::Sum));
@@ -522,7 +513,7 @@ TEST_CASE("ranks with an empty share update from zero rows and weigh nothing in 
   CHECK(kit.session.gather({s}).at(0).toVector<float>() == expected);
 
   // Outputs: small ones reduce inline, 600 columns through the communicator.
-  Function stats = kit.session.function(kit.model, "row_stats", allOps());
+  Function stats = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
   for (int64_t cols : {2, 600}) {
     INFO(cols << " columns");
     const Array t = signedTable(2, cols);
@@ -539,7 +530,7 @@ TEST_CASE("ranks with an empty share update from zero rows and weigh nothing in 
 
 TEST_CASE("an output with op none is the master's own value, even from zero rows", "[core]") {
   Kit kit(3, {.master_rank = 2});  // 2 rows on 3 ranks: the master (rank 2) gets none
-  Function stats = kit.session.function(kit.model, "row_stats", allOps());
+  Function stats = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
   Data two = kit.session.data(table(2));
   // row_stats' first row of no rows is NaN; the reduced outputs ignore the master's share.
   const std::vector<Array> out = stats({two});

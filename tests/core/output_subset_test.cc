@@ -2,6 +2,7 @@
 // the order named; the others are not reduced, and a plugin may skip computing them.
 #include <catch2/catch.hpp>
 
+#include "tests/core/testkit/row_stats_ops.h"
 #include "tests/support/session_fixture.h"
 
 using namespace synk;
@@ -17,21 +18,13 @@ Array table(int64_t rows, int64_t cols) {
   return x;
 }
 
-const FunctionOptions kAllOps = {.outputs = {{"col_sum", "sum"},
-                                             {"col_prod", "prod"},
-                                             {"col_max", "max"},
-                                             {"col_min", "min"},
-                                             {"rows", "gather"},
-                                             {"first", "none"},
-                                             {"n_rows", "sum"}}};
-
 }  // namespace
 
 TEST_CASE("output_subset returns the named outputs in the order named", "[core]") {
   Kit kit(3);
   // row_stats computes only the outputs the call wants (Call::wants): a left-out output it
   // skipped would fail the call as "returned without producing output" if it were wanted.
-  Function stats = kit.session.function(kit.model, "row_stats", kAllOps);
+  Function stats = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
   for (int64_t cols : {2, 600}) {  // inline reduction and through the communicator
     INFO(cols << " columns");
     Data x = kit.session.data(table(10, cols));
