@@ -236,7 +236,7 @@ TEST_CASE("distribute is incremental: models and functions added after a call re
   CHECK(kit.session.gather({s}).at(0).toVector<float>() == s_after);
 }
 
-TEST_CASE("a model whose creation fails on one rank is dropped; the session goes on",
+TEST_CASE("a model whose creation fails on one rank is dropped and the session goes on",
           "[core][session]") {
   test::Kit kit(2);
   // The master (rank 0) creates it at load; rank 1 refuses at the distribute.
