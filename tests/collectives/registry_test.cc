@@ -62,8 +62,8 @@ TEST_CASE("the cuda backend's library is loaded only when a program asks for cud
   CHECK(mapped("libsynk_cuda_backend.so"));
   CHECK(mapped("libcudart"));
   if (!viable) {
-    CHECK_THAT(why, !Catch::Matchers::Contains("cannot load") &&
-                        !Catch::Matchers::Contains("not found"));
+    CHECK_THAT(
+        why, !Catch::Matchers::Contains("cannot load") && !Catch::Matchers::Contains("not found"));
   }
 }
 

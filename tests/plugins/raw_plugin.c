@@ -19,8 +19,8 @@
 #define SYNK_TEST_INVALID 0
 #endif
 /* Another major is a 2.0; this major is the header's current minor. */
-#define TEST_VERSION                                  \
-  (((uint32_t)SYNK_TEST_ABI_MAJOR << 16) |            \
+#define TEST_VERSION                       \
+  (((uint32_t)SYNK_TEST_ABI_MAJOR << 16) | \
    (SYNK_TEST_ABI_MAJOR == SYNK_PLUGIN_ABI_MAJOR ? SYNK_PLUGIN_ABI_MINOR : 0))
 
 #ifdef SYNK_TEST_UNRESOLVED
