@@ -109,6 +109,8 @@ int SessionCore::workerLoop() {
   while (true) {
     Waiter idle = group_->idleWaiter();
     group_->barrier().arrive(idle, BarrierSite::CommandStart);
+    group_->control().slot(rank()).started.store(group_->barrier().epoch(),
+                                                 std::memory_order_relaxed);
     Opcode opcode;
     ByteReader payload = readCommand(opcode, blob_copy);
     if (opcode == Opcode::Quit) {
@@ -222,9 +224,10 @@ void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std
     writeSlotStatus(group_->control().slot(rank()), status);
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
   } catch (const PeerFailure& e) {
-    // A rank that never reached this step's start died before it: while the master was idle.
+    // A rank that never passed this step's start died before it, while the master was idle
+    // (an idle rank has already arrived at the next start: its barrier epoch does not tell).
     const bool between = e.rank() >= 0 && e.rank() < size() && e.rank() != rank() &&
-                         group_->control().slot(e.rank()).arrived.load() < start_epoch;
+                         group_->control().slot(e.rank()).started.load() < start_epoch;
     abortAndClose(e.what());
     throw PeerFailure(e.rank(), between ? str(e.what(), " (between steps, before ", what, ")")
                                         : str(e.what(), " (during ", what, ")"));
