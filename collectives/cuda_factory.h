@@ -1,6 +1,8 @@
 #pragma once
-// The "cuda" backend factory. Implemented by collectives/cuda/ when CMake found CUDA with NCCL
-// and cuBLAS, otherwise by cuda_unavailable.cc (registered, never viable, says why).
+// The "cuda" backend factory, implemented by collectives/cuda/ (built when CMake found CUDA with
+// NCCL and cuBLAS). Programs reach it through the default registry, which loads it from
+// libsynk_cuda_backend.so (collectives/cuda_module.h); linking synk_cuda calls it directly (the
+// cuda test suites).
 #include <memory>
 
 #include "core/backend.h"

@@ -5,7 +5,8 @@
 
 namespace synk {
 
-// "cpu" and "cuda" (the latter not viable in a build without CUDA).
+// "cpu" and "cuda" (the latter loaded on demand from its own library, collectives/cuda_module.h;
+// not viable in a build without CUDA or without that library, and says why).
 BackendRegistry makeDefaultRegistry();
 
 }  // namespace synk

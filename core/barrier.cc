@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/process_state.h"
 
 namespace synk {
 namespace {
@@ -119,15 +120,20 @@ void Barrier::waitForAll(Waiter& waiter, uint64_t epoch) {
 }
 
 void Barrier::timeOut(Waiter& waiter, uint64_t epoch) {
-  std::string missing;
+  std::string missing, stopped;
   for (int r = 0; r < n_; ++r) {
-    if (cb_->slot(r).arrived.load(std::memory_order_acquire) < epoch) {
+    RankSlot& slot = cb_->slot(r);
+    if (slot.arrived.load(std::memory_order_acquire) < epoch) {
       missing += str(missing.empty() ? "" : ", ", r);
+      if (const std::string note = stoppedNote(slot.pid.load()); !note.empty()) {
+        stopped += str("; rank ", r, note);
+      }
+      slot.late.store(1, std::memory_order_release);
     }
   }
   abortSession(*cb_, AbortReason::Timeout, rank_,
                str("rank ", rank_, " timed out at ", waiter.what(), ": rank(s) ", missing,
-                   " did not arrive before the deadline"));
+                   " did not arrive before the deadline", stopped));
   throwAborted(*cb_);
 }
 

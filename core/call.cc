@@ -45,11 +45,20 @@ int64_t checkBatch(const FunctionSpec& spec, const FunctionBinding& b,
       batch.check(length, [&] { return str("batch for ", inputLabel(spec, i)); });
       continue;
     }
-    // Minibatch data is indexed relative to the batch's first row.
-    const int64_t needed = batch.isContiguous() ? rows : batch.extent() - batch.first();
-    if (length < needed) {
-      throw InvalidArgument(str(inputLabel(spec, i), " is minibatch data of ", length,
-                                " rows; the batch needs ", needed));
+    // Minibatch data holds the batch's rows only, indexed from the batch's first row, so it
+    // must have as many rows as the batch spans. A longer one is read at the wrong rows without
+    // a word (a whole data set marked minibatch by mistake) unless the batch starts at row 0,
+    // where its rows and the data set's agree.
+    const int64_t first = batch.first();
+    const int64_t needed = batch.isContiguous() ? rows : batch.extent() - first;
+    if (needed > 0 && (length < needed || (first > 0 && length != needed))) {
+      throw InvalidArgument(
+          str(inputLabel(spec, i), ": minibatch ", data[i]->label(), " has ", length,
+              " rows, but the batch selects rows ", first, "..", first + needed - 1,
+              ", read as its rows 0..", needed - 1, ": ", needed, " rows expected",
+              length < needed ? ""
+                              : " (a minibatch Data holds exactly the batch's rows; to index "
+                                "this one by absolute rows, create it without minibatch)"));
     }
   }
   return rows;
@@ -80,6 +89,46 @@ void checkBatchS(const FunctionSpec& spec, const FunctionBinding& b, const CallO
                                 " rows but the rank's share of the batch is ", share, " rows"));
     }
   }
+}
+
+// output_subset as one flag per output; throws for a name that is no output or comes twice.
+std::vector<uint8_t> wantedOutputs(const FunctionSpec& spec,
+                                   const std::vector<std::string>& subset) {
+  if (subset.empty()) return {};
+  std::vector<uint8_t> wanted(spec.outputs.size(), 0);
+  for (const std::string& name : subset) {
+    size_t i = 0;
+    while (i < spec.outputs.size() && spec.outputs[i].name != name)
+      ++i;
+    if (i == spec.outputs.size()) {
+      std::string names;
+      for (const TensorSpec& t : spec.outputs)
+        names += str(names.empty() ? "" : ", ", t.name);
+      throw InvalidArgument(str("function '", spec.name, "': output_subset names '", name,
+                                "', which is not an output (outputs: ", names, ")"));
+    }
+    if (wanted[i]) {
+      throw InvalidArgument(
+          str("function '", spec.name, "': output_subset names '", name, "' twice"));
+    }
+    wanted[i] = 1;
+  }
+  return wanted;
+}
+
+// The wanted outputs arrive in declaration order; output_subset says in which to return them.
+std::vector<Array> inSubsetOrder(const FunctionSpec& spec, const std::vector<std::string>& subset,
+                                 std::vector<Array>& declared) {
+  std::vector<Array> out;
+  for (const std::string& name : subset) {
+    size_t position = 0;  // among the wanted outputs, in declaration order
+    for (const TensorSpec& t : spec.outputs) {
+      if (t.name == name) break;
+      position += std::find(subset.begin(), subset.end(), t.name) != subset.end() ? 1 : 0;
+    }
+    out.push_back(std::move(declared.at(position)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -137,10 +186,8 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
     request.inputs.push_back({d.ref(), d.dtype(), d.shape(), d.minibatch()});
   }
   if (b.hasScatteredInputs()) {
+    // Zero rows is a valid call: every rank runs the function on zero rows, as asLocal would.
     request.batch_rows = checkBatch(spec, b, data, options.batch);
-    if (request.batch_rows == 0) {
-      throw InvalidArgument(str("function '", spec.name, "': the batch selects no rows"));
-    }
   } else if (!options.batch.isAll()) {
     throw InvalidArgument(
         str("function '", spec.name, "': batch given but the function has no scattered inputs"));
@@ -149,11 +196,13 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
   request.batch = options.batch;
   request.batch_s = options.batch_s;
   request.num_slices = options.num_slices;
+  request.wanted = wantedOutputs(spec, options.output_subset);
   ByteWriter payload;
   request.write(payload);
   results_.clear();
   runCommand(Opcode::Call, payload, b.what);
-  return std::move(results_);
+  if (options.output_subset.empty()) return std::move(results_);
+  return inSubsetOrder(spec, options.output_subset, results_);
 }
 
 }  // namespace synk::detail

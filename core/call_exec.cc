@@ -55,7 +55,6 @@ Status CallExecution::run() {
   }
   ByteWriter mine;
   mine.put<int64_t>(rows_);
-  mine.put<uint8_t>(computed_ ? 1 : 0);
   for (const Shape& shape : acc_shapes_)
     mine.putVector(shape);
   offerInlineOutputs(mine, status.ok());
@@ -121,7 +120,9 @@ void CallExecution::computeSlices() {
   prepareBroadcastInputs();
   for (int s = 0; s < slices_; ++s) {
     const RowRange local = row_based_ ? splitRows(rows_, slices_, s) : RowRange{0, 1};
-    if (local.size() == 0) continue;
+    // A rank whose share is empty still runs the function once, on zero rows: its updates are
+    // what the function computes from nothing (a zero gradient), never last step's values.
+    if (local.size() == 0 && (rows_ > 0 || s > 0)) continue;
     // Host staging buffers are reused by the next slice: earlier copies out of them must end.
     if (!device_.isHost() && s > 0 && staged_) device_.synchronize(waiter_);
     staged_ = false;
@@ -157,11 +158,12 @@ void CallExecution::runSlice(const RowRange& local) {
     scratch_.update_slice[u].reserve(device_, std::max<size_t>(var.bytes(), 1));
     frame.updates.push_back({scratch_.update_slice[u].data(), var.dtype, var.shape});
   }
+  frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
   std::fill(slice_allocated_.begin(), slice_allocated_.end(), false);
   slice_index_ = static_cast<int>(slice_count_++);
   model_.instance->call(frame);
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-    if (!slice_allocated_[o]) {
+    if (!slice_allocated_[o] && request_.wants(o)) {
       throw PluginError(str(where(), " of model '", model_.spec().name,
                             "' returned without producing output '", spec_.outputs[o].name, "'"));
     }
@@ -194,8 +196,9 @@ void* CallExecution::allocateOutput(int index, const Shape& shape) {
 
 void CallExecution::accumulateSlice(int64_t slice_rows) {
   const bool first = !computed_;
-  const double weight = row_based_ ? double(slice_rows) / double(rows_) : 1.0;
+  const double weight = row_based_ && rows_ > 0 ? double(slice_rows) / double(rows_) : 1.0;
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (!request_.wants(o)) continue;  // not in output_subset: ignored if produced anyway
     const ReduceOp op = binding_.output_ops[o];
     const Shape& shape = slice_shapes_[o];
     if (op == ReduceOp::Gather) {
@@ -245,6 +248,10 @@ TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
   shape[0] = local.size();
   const size_t row_bytes = rowBytes(in.shape, in.dtype);
   const size_t bytes = static_cast<size_t>(local.size()) * row_bytes;
+  if (local.size() == 0) {  // zero rows: a valid pointer, no row of the Data is touched
+    scratch_.inputs[i].reserve(device_, 1);
+    return {scratch_.inputs[i].data(), in.dtype, shape};
+  }
   std::byte* base = core_.blobs().attach(in.blob);
   // Positions in the batch -> rows of this input (minibatch data counts from the batch's first).
   const int64_t p0 = mine_.begin + local.begin;
@@ -303,6 +310,10 @@ TensorRef CallExecution::sliceableRead(size_t j, const RowRange& local) {
   shape[0] = local.size();
   const size_t row_bytes = rowBytes(var.shape, var.dtype);
   auto* base = static_cast<std::byte*>(var.buffer.data());
+  if (local.size() == 0) {
+    scratch_.reads[j].reserve(device_, 1);
+    return {scratch_.reads[j].data(), var.dtype, shape};
+  }
   if (batch_s_.isContiguous()) {
     return {base + static_cast<size_t>(batch_s_.rowAt(local.begin)) * row_bytes, var.dtype, shape};
   }
@@ -320,14 +331,14 @@ void CallExecution::offerInlineOutputs(ByteWriter& out, bool ok) {
   size_t bytes = 0;
   bool fits = device_.isHost() && ok;
   for (size_t o = 0; fits && o < spec_.outputs.size(); ++o) {
-    if (!isElementwise(binding_.output_ops[o])) continue;
+    if (!inlineable(o)) continue;
     bytes += static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
     fits = bytes <= kInlineOutputBytes;
   }
   out.put<uint8_t>(fits ? 1 : 0);
-  if (!fits || !computed_) return;
+  if (!fits) return;
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-    if (!isElementwise(binding_.output_ops[o])) continue;
+    if (!inlineable(o)) continue;
     out.append(scratch_.output_acc[o].data(), static_cast<size_t>(numElements(acc_shapes_[o])) *
                                                   dtypeSize(spec_.outputs[o].dtype));
   }
@@ -341,15 +352,11 @@ Array CallExecution::reduceInline(size_t o) {
   Array result(dtype, shape);
   Array part(dtype, shape);
   for (int r = 0; r < core_.size(); ++r) {
-    if (!all_computed_[r]) {
+    if (!contributes_[r]) {
       host::fillIdentity(part.data(), count, dtype, op);
     } else {
       std::memcpy(part.data(), inline_bytes_.data() + inline_at_[r][o], part.bytes());
-      if (op == ReduceOp::Avg) {
-        const double share =
-            row_based_ ? double(all_rows_[r]) / double(total_rows_) : 1.0 / double(core_.size());
-        host::scaleCopy(part.data(), part.data(), count, dtype, share);
-      }
+      if (op == ReduceOp::Avg) host::scaleCopy(part.data(), part.data(), count, dtype, avgShare(r));
     }
     if (r == 0) {
       std::swap(result, part);
@@ -365,11 +372,9 @@ Array CallExecution::reduceInline(size_t o) {
 Status CallExecution::agree(ExchangeResult& all) {
   const int n = core_.size();
   all_rows_.assign(n, 0);
-  all_computed_.assign(n, false);
   all_shapes_.assign(n, std::vector<Shape>(spec_.outputs.size()));
   for (int r = 0; r < n; ++r) {
     all_rows_[r] = all.from[r].get<int64_t>();
-    all_computed_[r] = all.from[r].get<uint8_t>() != 0;
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       all_shapes_[r][o] = all.from[r].getVector<int64_t>();
     }
@@ -381,9 +386,8 @@ Status CallExecution::agree(ExchangeResult& all) {
   // Only the master reduces them; the others have no use for a copy.
   if (inline_ && core_.isMaster()) inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size()));
   for (int r = 0; inline_ && core_.isMaster() && r < n; ++r) {
-    if (!all_computed_[r]) continue;
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-      if (!isElementwise(binding_.output_ops[o])) continue;
+      if (!inlineable(o)) continue;
       const size_t bytes =
           static_cast<size_t>(numElements(all_shapes_[r][o])) * dtypeSize(spec_.outputs[o].dtype);
       inline_at_[r][o] = inline_bytes_.size();
@@ -391,27 +395,29 @@ Status CallExecution::agree(ExchangeResult& all) {
       all.from[r].skip(bytes);
     }
   }
+  // Every rank ran the function, but a rank without rows weighs nothing in the outputs (its
+  // mean of no rows is NaN, its sum 0): outputs reduce over the ranks that had rows, or over
+  // every rank when none had any (a zero-row call returns what the function makes of nothing).
   total_rows_ = 0;
   for (int r = 0; r < n; ++r)
-    total_rows_ += all_computed_[r] ? all_rows_[r] : 0;
+    total_rows_ += all_rows_[r];
+  contributes_.assign(n, true);
+  contributing_ = n;
+  if (row_based_ && total_rows_ > 0) {
+    for (int r = 0; r < n; ++r)
+      contributes_[r] = all_rows_[r] > 0;
+    contributing_ = static_cast<int>(std::count(contributes_.begin(), contributes_.end(), true));
+  }
   agreed_shapes_.assign(spec_.outputs.size(), Shape{});
-  const int reference = static_cast<int>(
-      std::find(all_computed_.begin(), all_computed_.end(), true) - all_computed_.begin());
-  if (reference == n)
-    return Status::invalid(str(where(), ": the call selects no rows on any rank"));
+  const int reference = static_cast<int>(std::find(contributes_.begin(), contributes_.end(), true) -
+                                         contributes_.begin());
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     const ReduceOp op = binding_.output_ops[o];
     const Shape& ref = all_shapes_[reference][o];
-    if (op == ReduceOp::None) {
-      if (!all_computed_[core_.masterRank()]) {
-        return Status::invalid(str(where(), ": output '", spec_.outputs[o].name,
-                                   "' has op 'none' (the master's own value) but the master's "
-                                   "share of the batch is empty"));
-      }
-      continue;
-    }
+    // none: the master's own value, whatever its share; an output left out: nothing to agree.
+    if (op == ReduceOp::None || !request_.wants(o)) continue;
     for (int r = 0; r < n; ++r) {
-      if (!all_computed_[r]) continue;
+      if (!contributes_[r]) continue;
       const Shape& other = all_shapes_[r][o];
       const bool fits = op == ReduceOp::Gather
                             ? other.size() == ref.size() &&
@@ -430,10 +436,16 @@ Status CallExecution::agree(ExchangeResult& all) {
   return {};
 }
 
+double CallExecution::avgShare(int rank) const {
+  // Weighted by rows: the result equals the one-process result on uneven splits too.
+  if (row_based_ && total_rows_ > 0) return double(all_rows_[rank]) / double(total_rows_);
+  return 1.0 / double(contributing_);
+}
+
 // ---- 3. finish
 
 void CallExecution::applyUpdates() {
-  if (!computed_) return;  // a rank without rows keeps its variables
+  if (!computed_) return;
   for (size_t u = 0; u < spec_.updates.size(); ++u) {
     VariableStorage& var = model_.variables[static_cast<size_t>(binding_.update_vars[u])];
     var.buffer.swap(scratch_.update_acc[u]);
@@ -446,6 +458,7 @@ void CallExecution::reduceOutputs() {
   const int root = core_.masterRank();
   std::vector<Array>& results = core_.results();
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (!request_.wants(o)) continue;
     const ReduceOp op = binding_.output_ops[o];
     const DType dtype = spec_.outputs[o].dtype;
     if (op == ReduceOp::None) {
@@ -463,14 +476,11 @@ void CallExecution::reduceOutputs() {
     const Shape& shape = agreed_shapes_[o];
     const auto count = static_cast<size_t>(numElements(shape));
     DeviceBuffer& acc = scratch_.output_acc[o];
-    if (!computed_) {
+    if (!contributes_[core_.rank()]) {
       acc.reserve(device_, std::max<size_t>(count * dtypeSize(dtype), 1));
       device_.fillIdentity(acc.data(), count, dtype, op);
     } else if (op == ReduceOp::Avg) {
-      // Weighted by rows: the result equals the one-process result on uneven splits too.
-      const double share =
-          row_based_ ? double(rows_) / double(total_rows_) : 1.0 / double(core_.size());
-      device_.scale(acc.data(), count, dtype, share);
+      device_.scale(acc.data(), count, dtype, avgShare(core_.rank()));
     }
     ReduceArgs args;
     args.send = acc.data();
@@ -505,7 +515,7 @@ void CallExecution::gatherOutput(size_t o, Communicator& comm) {
   GatherArgs args;
   int64_t total = 0;
   for (int r = 0; r < core_.size(); ++r) {
-    const int64_t rows = all_computed_[r] && !all_shapes_[r][o].empty() ? all_shapes_[r][o][0] : 0;
+    const int64_t rows = contributes_[r] && !all_shapes_[r][o].empty() ? all_shapes_[r][o][0] : 0;
     args.counts.push_back(static_cast<size_t>(rows * row_elems));
     total += rows;
   }

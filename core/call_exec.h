@@ -40,9 +40,15 @@ class CallExecution {
   void prepareBroadcastInputs();
   TensorRef sliceableRead(size_t j, const RowRange& local);
   const VariableStorage& readStorage(size_t j) const;
+  // An output that travels in the agreement exchange when small: element-wise and wanted.
+  bool inlineable(size_t o) const {
+    return isElementwise(binding_.output_ops[o]) && request_.wants(o);
+  }
   void offerInlineOutputs(ByteWriter& out, bool ok);
   Array reduceInline(size_t o);
   Status agree(ExchangeResult& all);
+  // What `rank`'s output weighs in an avg.
+  double avgShare(int rank) const;
   void applyUpdates();
   void reduceOutputs();
   void gatherOutput(size_t o, Communicator& comm);
@@ -78,7 +84,9 @@ class CallExecution {
 
   // Agreed by every rank after the compute phase.
   std::vector<int64_t> all_rows_;
-  std::vector<bool> all_computed_;
+  // Whether a rank's outputs take part in the reduction (it had rows, or nobody had any).
+  std::vector<bool> contributes_;
+  int contributing_ = 0;
   std::vector<std::vector<Shape>> all_shapes_;
   std::vector<Shape> agreed_shapes_;
   int64_t total_rows_ = 0;

@@ -34,6 +34,7 @@ void CallRequest::write(ByteWriter& out) const {
     s.write(out);
   out.put(num_slices);
   out.put(batch_rows);
+  out.putVector(wanted);
 }
 
 CallRequest CallRequest::read(ByteReader& in) {
@@ -48,6 +49,7 @@ CallRequest CallRequest::read(ByteReader& in) {
     s = Selection::read(in);
   r.num_slices = in.get<int32_t>();
   r.batch_rows = in.get<int64_t>();
+  r.wanted = in.getVector<uint8_t>();
   return r;
 }
 

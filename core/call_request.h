@@ -26,7 +26,10 @@ struct CallRequest {
   Selection batch;
   std::vector<Selection> batch_s;  // empty, one for every rank, or one per rank
   int32_t num_slices = 1;
-  int64_t batch_rows = -1;  // rows of the batch when there are scattered inputs, else -1
+  int64_t batch_rows = -1;      // rows of the batch when there are scattered inputs, else -1
+  std::vector<uint8_t> wanted;  // per output: 1 = returned (output_subset); empty = all
+
+  bool wants(size_t output) const { return wanted.empty() || wanted[output] != 0; }
 
   // The batch_s selection of `rank` (All when none was given).
   Selection batchS(int rank) const;

@@ -42,6 +42,12 @@ struct alignas(64) RankSlot {
   uint32_t ok[2];
   uint32_t site[2];
   std::atomic<int32_t> pid;
+  // Set when the rank missed a deadline: it is known not to arrive, so shutdown ends it at once
+  // instead of granting it the grace the other ranks get to leave.
+  std::atomic<uint32_t> late;
+  // Barrier epoch of the last CommandStart this rank passed: a rank found dead during a step whose
+  // start it never passed (it was waiting, idle, for the command) died between steps.
+  std::atomic<uint64_t> started;
   // Result of the current command: 0 = ok, else the ErrorKind of core/command.h.
   int32_t status;
   // How often this rank's variable shapes have changed, written with every step's status: the

@@ -59,6 +59,10 @@ void DataImpl::checkOpen() const {
 
 void DataImpl::dropSegment() {
   if (!segment_) return;
+  if (!core_->ownedHere()) {  // a copy made by fork(): the name is the master's
+    segment_ = ShmSegment();
+    return;
+  }
   ShmSegment::remove(segment_.name());
   segment_ = ShmSegment();
   alloc_elements_ = 0;

@@ -66,6 +66,9 @@ class CallFrame {
   std::vector<TensorRef> inputs;   // in FunctionSpec::inputs order (scattered rows or whole)
   std::vector<TensorRef> reads;    // in FunctionSpec::reads order (sliceable ones sliced)
   std::vector<TensorRef> updates;  // in FunctionSpec::updates order; write the new value here
+  // Per output (FunctionSpec::outputs order): 0 = the caller does not use it, so it need not be
+  // produced; nullptr = every output is used.
+  const uint8_t* wanted_outputs = nullptr;
   // Allocates output `index` (FunctionSpec::outputs order) with `shape` in device memory and
   // returns where to write it. The dtype and ndim are the declared ones.
   virtual void* output(int index, const Shape& shape) = 0;

@@ -122,14 +122,19 @@ FunctionBinding FunctionBinding::read(ByteReader& in) {
 
 ModelState& SessionCore::modelState(uint32_t id) {
   if (closed_) throwClosed();  // handles outlive the session; its models do not
-  SYNK_CHECK(id < models_.size() && models_[id].model, "no model ", id);
-  return models_[id];
+  SYNK_CHECK(id < models_.size(), "no model ", id);
+  ModelState& model = models_[id];
+  if (!model.dropped.empty()) throw UsageError(model.dropped);
+  SYNK_CHECK(model.model, "no model ", id);
+  return model;
 }
 
 const FunctionBinding& SessionCore::binding(uint32_t id) {
   if (closed_) throwClosed();
   SYNK_CHECK(id < functions_.size(), "no function ", id);
-  return functions_[id];
+  const FunctionBinding& b = functions_[id];
+  if (!b.dropped.empty()) throw UsageError(b.dropped);
+  return b;
 }
 
 const FunctionSpec& SessionCore::functionSpec(uint32_t id) {
@@ -158,7 +163,7 @@ Model SessionCore::load(const std::string& path) {
   std::shared_ptr<LoadedModel> model = loader_->load(path);
   ModelState state;
   state.id = static_cast<uint32_t>(models_.size());
-  state.path = path;
+  state.path = model->source();  // the file found: every rank loads exactly this one
   state.model = model;
   state.instance = model->instantiate(RankInfo{rank(), size(), &device()});
   for (const VariableSpec& spec : model->spec().variables) {
@@ -209,7 +214,10 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
                                 "' is a scalar and cannot be scattered; list it in broadcast"));
     }
   }
-  b.output_ops.assign(spec.outputs.size(), ReduceOp::Avg);
+  // The default op works for every dtype: avg for floating point, sum for integers (a count of
+  // rows or of correct answers sums to the one-process count; avg cannot reduce integers).
+  for (const TensorSpec& out : spec.outputs)
+    b.output_ops.push_back(isFloating(out.dtype) ? ReduceOp::Avg : ReduceOp::Sum);
   for (const auto& [output, op_name] : options.outputs) {
     const int i = indexOfSpec(spec.outputs, output);
     if (i < 0) {
@@ -223,7 +231,7 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
       throw InvalidArgument(str(where, ": output '", spec.outputs[i].name, "' is ",
                                 dtypeName(spec.outputs[i].dtype),
                                 ": 'avg' needs a floating-point dtype (give it another op, "
-                                "e.g. sum)"));
+                                "e.g. sum, the default for integers)"));
     }
   }
   for (const std::string& var : spec.updates) {
@@ -271,16 +279,49 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
 
 void SessionCore::distribute() {
   ensureOpen();
-  ByteWriter payload;
-  std::vector<uint32_t> new_models;
+  // One step per new model: a model whose creation fails on some rank is dropped alone, and the
+  // session goes on with the others (one failed model used to fail every later distribute).
+  std::string failure;
+  for (size_t id = 0; id < models_.size(); ++id) {
+    ModelState& m = models_[id];
+    if (m.distributed || !m.dropped.empty()) continue;
+    try {
+      runDistribute({static_cast<uint32_t>(id)}, {});
+    } catch (const std::exception& e) {
+      if (closed_) throw;  // fatal: the session is gone, nothing to drop
+      const std::string name = m.spec().name;
+      dropModel(static_cast<uint32_t>(id), e.what());
+      if (failure.empty()) {
+        failure = str("distribute: model '", name, "' could not be created on every rank and was ",
+                      "dropped (the session goes on without it): ", e.what());
+      }
+    }
+  }
   std::vector<uint32_t> new_functions;
-  for (const ModelState& m : models_) {
-    if (!m.distributed) new_models.push_back(m.id);
-  }
   for (const FunctionBinding& f : functions_) {
-    if (!f.distributed) new_functions.push_back(f.id);
+    if (!f.distributed && f.dropped.empty()) new_functions.push_back(f.id);
   }
-  if (new_models.empty() && new_functions.empty()) return;
+  if (!new_functions.empty()) runDistribute({}, new_functions);
+  if (!failure.empty()) throw PluginError(failure);
+}
+
+void SessionCore::dropModel(uint32_t id, const std::string& why) {
+  ModelState& m = models_[id];
+  const std::string dropped =
+      str("model '", m.spec().name, "' (", m.path, ") was dropped: creating it failed: ", why);
+  for (FunctionBinding& f : functions_) {
+    if (f.model == id && f.dropped.empty()) {
+      f.dropped = str("function '", m.spec().functions[f.index].name, "': ", dropped);
+    }
+  }
+  m.instance.reset();
+  m.variables.clear();
+  m.dropped = dropped;
+}
+
+void SessionCore::runDistribute(const std::vector<uint32_t>& new_models,
+                                const std::vector<uint32_t>& new_functions) {
+  ByteWriter payload;
   payload.put<uint64_t>(new_models.size());
   for (uint32_t id : new_models) {
     payload.put(id);

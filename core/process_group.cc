@@ -71,6 +71,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
 
   // Buffered output would otherwise be written once by every process that inherits it.
   std::fflush(nullptr);
+  // Before the workers, which then close their copy of its pipe: only the master holds it.
+  group->watcher_ = ShmWatcher::start(group->shm_prefix_);
   for (int r = 0; r < options.n_ranks; ++r) {
     if (r == options.master_rank) continue;
     const pid_t pid = ::fork();
@@ -91,6 +93,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
   // Die with the master: a worker must never outlive it holding a GPU or shared memory.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != cb_->master_pid) _exit(kExitAborted);
+  watcher_.forget();
   rank_ = rank;
   bindToCpu(options_.cpus, rank);
   barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin, options_.yield_while_spinning);
@@ -197,9 +200,18 @@ void ProcessGroup::reapExited() {
 }
 
 void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
-  if (!isMaster() || shut_down_) return;
+  // A copy of the master made by fork() (no exec) holds this object too: the workers and the
+  // segments are not its to end.
+  if (!isMaster() || shut_down_ || getpid() != cb_->master_pid) return;
   shut_down_ = true;
   if (!aborted()) abortSession(*cb_, AbortReason::Shutdown, rank_, "session closed");
+  // A rank that missed a deadline will not leave by itself: end it now, so the failure is
+  // reported at the deadline rather than a grace period later.
+  for (int r = 0; r < size(); ++r) {
+    if (outstanding(r) && cb_->slot(r).late.load(std::memory_order_acquire)) {
+      kill(pids_[r], SIGKILL);
+    }
+  }
   const auto deadline = Clock::now() + grace;
   auto pending = [&] {
     for (int r = 0; r < size(); ++r) {
@@ -231,6 +243,7 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
                      std::chrono::duration_cast<std::chrono::seconds>(kKillWait).count()));
   }
   removeSegmentsWithPrefix(shm_prefix_);
+  watcher_.release();
 }
 
 }  // namespace synk

@@ -6,7 +6,8 @@
 // reaps its children while waiting), a worker notices a dead master at once (PR_SET_PDEATHSIG)
 // or at its next wait. Either marks the session aborted in the control block, every waiting
 // process wakes up and leaves, and the master's shutdown() kills what is left and removes every
-// shared-memory segment whose name carries the session's prefix.
+// shared-memory segment whose name carries the session's prefix. A master that dies without
+// shutdown() leaves that to its watcher (core/shm_watcher.h).
 #include <sys/types.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "core/barrier.h"
 #include "core/control_block.h"
 #include "core/shm_segment.h"
+#include "core/shm_watcher.h"
 #include "core/waiter.h"
 
 namespace synk {
@@ -98,6 +100,7 @@ class ProcessGroup : public Liveness {
   std::string shm_prefix_;
   std::vector<pid_t> pids_;   // by rank
   std::vector<bool> reaped_;  // master: whether the worker's exit was collected
+  ShmWatcher watcher_;        // master: removes the segments if this process dies first
   bool shut_down_ = false;
 };
 

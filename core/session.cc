@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/backend.h"
+#include "core/data_impl.h"
 #include "core/error.h"
 #include "core/session_core.h"
 #include "core/shm_segment.h"
@@ -19,15 +20,39 @@ void closeAtExit() {
 }
 
 detail::SessionCore& coreOf(const std::shared_ptr<detail::SessionCore>& core, const char* what) {
-  if (!core) throw UsageError(str(what, ": not forked: call synk::fork() first"));
-  return *core;
+  if (core) return *core;
+  const std::string kind = what;
+  if (kind == "session") throw UsageError("session: not forked: call synk::fork() first");
+  const char* from = kind == "function" ? "Session::function"
+                     : kind == "model"  ? "Session::load"
+                                        : "Model::variable";
+  throw UsageError(
+      str("this ", kind, " handle is empty (default-constructed): get one from ", from));
+}
+
+// Plain arrays for a collective that reads Data: one new Data each, of the variable's dtype (a
+// safe cast, as broadcast does), named after the variable for messages.
+std::vector<Data> asData(Session& session, const std::vector<Variable>& vars,
+                         const std::vector<ArrayView>& values, const char* what) {
+  if (values.size() != vars.size()) {
+    throw InvalidArgument(
+        str(what, ": ", values.size(), " value(s) for ", vars.size(), " variable(s)"));
+  }
+  std::vector<Data> data;
+  for (size_t k = 0; k < values.size(); ++k) {
+    Data d = session.data(vars[k].dtype(), static_cast<int>(values[k].shape().size()),
+                          {.name = vars[k].name()});
+    d.setValue(values[k]);
+    data.push_back(std::move(d));
+  }
+  return data;
 }
 
 }  // namespace
 
 Session forkSession(const ForkOptions& requested, BackendRegistry registry,
                     std::shared_ptr<ModelLoader> loader) {
-  if (detail::openSession()) {
+  if (detail::SessionCore* open = detail::openSession(); open && open->ownedHere()) {
     throw UsageError("fork: a session is already open in this process (close it first)");
   }
   if (gettid() != getpid()) {
@@ -160,9 +185,28 @@ void Session::broadcast(const std::vector<Variable>& vars, const std::vector<Arr
                         const CollectiveOptions& options) {
   core().broadcast(vars, values, core().resolveNative(options.nccl));
 }
+void Session::broadcast(const std::vector<Variable>& vars, const std::vector<Data>& values,
+                        const CollectiveOptions& options) {
+  std::vector<ArrayView> views;
+  for (const Data& d : values)
+    views.push_back(core().resolve(d, "broadcast").view());
+  broadcast(vars, views, options);
+}
+void Session::broadcast(const std::vector<Variable>& vars, std::initializer_list<ArrayView> values,
+                        const CollectiveOptions& options) {
+  broadcast(vars, std::vector<ArrayView>(values), options);
+}
 void Session::scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
                       const Selection& batch) {
   core().scatter(vars, values, batch);
+}
+void Session::scatter(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
+                      const Selection& batch) {
+  core().scatter(vars, asData(*this, vars, values, "scatter"), batch);
+}
+void Session::scatter(const std::vector<Variable>& vars, std::initializer_list<Data> values,
+                      const Selection& batch) {
+  core().scatter(vars, std::vector<Data>(values), batch);
 }
 std::vector<Array> Session::gather(const std::vector<Variable>& vars, int nd_up,
                                    const CollectiveOptions& options) {
@@ -182,6 +226,14 @@ void Session::allReduce(const std::vector<Variable>& vars, ReduceOp op,
 void Session::setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
                        const Selection& batch) {
   core().setValue(rank, vars, values, batch);
+}
+void Session::setValue(int rank, const std::vector<Variable>& vars,
+                       const std::vector<ArrayView>& values, const Selection& batch) {
+  core().setValue(rank, vars, asData(*this, vars, values, "set_value"), batch);
+}
+void Session::setValue(int rank, const std::vector<Variable>& vars,
+                       std::initializer_list<Data> values, const Selection& batch) {
+  core().setValue(rank, vars, std::vector<Data>(values), batch);
 }
 std::vector<Array> Session::getValue(int rank, const std::vector<Variable>& vars) {
   return core().getValue(rank, vars);
@@ -254,6 +306,10 @@ Array Variable::getValue() const {
 void Variable::setValue(const ArrayView& value, bool force_cast) {
   coreOf(core_, "variable").writeLocalVariable(model_, index_, value, force_cast);
 }
+void Variable::setValue(const Data& value, bool force_cast) {
+  detail::SessionCore& core = coreOf(core_, "variable");
+  core.writeLocalVariable(model_, index_, core.resolve(value, "set_value").view(), force_cast);
+}
 
 // ---- Function
 
@@ -269,6 +325,14 @@ std::vector<ReduceOp> Function::updateOps() const {
 std::vector<Array> Function::operator()(const std::vector<Data>& inputs,
                                         const CallOptions& options) const {
   return coreOf(core_, "function").callFunction(id_, inputs, options);
+}
+std::vector<Array> Function::operator()(const std::vector<ArrayView>& inputs,
+                                        const CallOptions& options) const {
+  return (*this)(buildInputs(inputs), options);
+}
+std::vector<Array> Function::operator()(std::initializer_list<Data> inputs,
+                                        const CallOptions& options) const {
+  return (*this)(std::vector<Data>(inputs), options);
 }
 std::vector<Array> Function::asLocal(const std::vector<ArrayView>& inputs) const {
   return coreOf(core_, "function").callLocal(id_, inputs);

@@ -10,7 +10,10 @@
 //
 // Every method is called by the master (the process that called fork()); workers execute the
 // matching step in lock step, guarded by barriers. Handles (Data, Model, Variable, Function) stay
-// valid while their session is open; using one after close() raises UsageError.
+// valid while their session is open; using one after close() raises UsageError. A child the
+// master forks itself without exec (a checkpoint writer) inherits copies of the handles: using
+// them raises UsageError, and neither its exit nor its dropped handles close or free anything of
+// the master's session.
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
@@ -131,6 +134,7 @@ class Variable {
   // Sets the master's copy only (Theano's set_value in the master). A mirrored variable may be
   // set this way only before it is distributed; afterwards use Session::broadcast.
   void setValue(const ArrayView& value, bool force_cast = false);
+  void setValue(const Data& value, bool force_cast = false);
 
  private:
   friend class Model;
@@ -163,8 +167,9 @@ class Model {
 struct FunctionOptions {
   // Inputs used whole on every rank; every other input is scattered along axis 0.
   std::vector<std::string> broadcast{};
-  // Output name -> reduce op: avg (default; weighted by the rows each rank computed), sum, prod,
-  // max, min, gather (concatenate along axis 0 in rank order), none (the master's own value).
+  // Output name -> reduce op: avg (weighted by the rows each rank computed), sum, prod, max, min,
+  // gather (concatenate along axis 0 in rank order), none (the master's own value). Default: avg
+  // for a floating-point output, sum for an integer one (avg cannot reduce integers).
   std::map<std::string, std::string> outputs{};
   // Updated variable -> op combining the slices' updates when num_slices > 1 (default avg,
   // weighted by slice rows). Updates are always applied locally, on each rank, once.
@@ -183,6 +188,10 @@ struct CallOptions {
   // Each rank runs its share in this many slices; outputs and updates accumulate; every slice
   // sees the original shared values; updates apply once at the end.
   int num_slices = 1;
+  // Names of the outputs to return, in this order (Theano's output_subset); empty = all. The
+  // others are neither reduced nor returned, and the plugin is told it need not compute them
+  // (SDK: Call::wants). Updates are applied either way.
+  std::vector<std::string> output_subset{};
 };
 
 class Function {
@@ -194,7 +203,22 @@ class Function {
 
   // Runs on every rank. inputs: one Data per declared input, in declaration order. Returns one
   // host array per output (reduced on the master).
+  //
+  // Every rank runs the function, also a rank whose share of the batch is empty (a batch of 3
+  // rows on 4 ranks, the last partial batch of an epoch): it runs on zero rows, so its updates
+  // are what the function computes from nothing (a zero gradient), never the previous step's
+  // values, and a step's result does not depend on how rows fall on ranks. Outputs reduce over
+  // the ranks that had rows: a zero-row rank weighs nothing in avg and adds the op's identity
+  // otherwise. A call selecting no rows at all runs every rank on zero rows and reduces their
+  // values with equal weights: the result is what asLocal returns on zero rows (NaN for a
+  // mean). An output with op none is the master's own value, from zero rows too.
   std::vector<Array> operator()(const std::vector<Data>& inputs,
+                                const CallOptions& options = {}) const;
+  // The same with plain arrays, copied into new Data first (safe casts only), as buildInputs.
+  std::vector<Array> operator()(const std::vector<ArrayView>& inputs,
+                                const CallOptions& options = {}) const;
+  // Picks the Data form for a braced list of Data and for {} (no inputs).
+  std::vector<Array> operator()(std::initializer_list<Data> inputs,
                                 const CallOptions& options = {}) const;
   // Runs in the master only, on whole host arrays, updating the master's variables (like
   // Theano's function in one process): the single-process reference.
@@ -237,21 +261,36 @@ class Session {
   // Process id of every rank (the master's own included), for diagnostics.
   std::vector<int> pids() const;
 
+  // A plugin by path ("build/lib/libmy_model.so", "./libm.so") or by name ("my_model": the file
+  // libmy_model.so on the plugin search path: $SYNK_PLUGIN_PATH, then the installed plugin
+  // folder, then the build's lib/; core/plugin_search.h). Not found: PluginError listing where.
   Model load(const std::string& plugin_path);
   Function function(const Model& model, const std::string& name,
                     const FunctionOptions& options = {});
   // Replicates models (their variables broadcast from the master) and functions made since the
-  // last distribute on every rank. Runs implicitly before the first call that needs it.
+  // last distribute on every rank. Runs implicitly before the first call that needs it. A model
+  // that cannot be created on some rank is dropped (PluginError, once; its handles and functions
+  // raise UsageError from then on) and the session goes on with the others.
   void distribute();
 
   Data data(DType dtype, int ndim, const DataOptions& options = {});
   Data data(DType dtype, const Shape& shape, const DataOptions& options = {});
   Data data(const ArrayView& value, const DataOptions& options = {});
 
-  // Shared-variable collectives (one variable or several).
+  // Shared-variable collectives (one variable or several). Every value that goes in may be a
+  // Data or a plain array (an array is copied into a new Data first, cast safely to the
+  // variable's dtype; a Data is used in place where the collective reads shared memory).
   void broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values = {},
                  const CollectiveOptions& options = {});
+  void broadcast(const std::vector<Variable>& vars, const std::vector<Data>& values,
+                 const CollectiveOptions& options = {});
+  void broadcast(const std::vector<Variable>& vars, std::initializer_list<ArrayView> values,
+                 const CollectiveOptions& options = {});
   void scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
+               const Selection& batch = {});
+  void scatter(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
+               const Selection& batch = {});
+  void scatter(const std::vector<Variable>& vars, std::initializer_list<Data> values,
                const Selection& batch = {});
   std::vector<Array> gather(const std::vector<Variable>& vars, int nd_up = 1,
                             const CollectiveOptions& options = {});
@@ -261,6 +300,10 @@ class Session {
   void allReduce(const std::vector<Variable>& vars, ReduceOp op = ReduceOp::Avg,
                  const CollectiveOptions& options = {});
   void setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
+                const Selection& batch = {});
+  void setValue(int rank, const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
+                const Selection& batch = {});
+  void setValue(int rank, const std::vector<Variable>& vars, std::initializer_list<Data> values,
                 const Selection& batch = {});
   std::vector<Array> getValue(int rank, const std::vector<Variable>& vars);
   // [variable][rank]

@@ -57,7 +57,7 @@ SessionCore::SessionCore(const ForkOptions& options, BackendRegistry registry,
       factory_(&factory) {}
 
 SessionCore::~SessionCore() {
-  if (group_ && isMaster()) close();
+  if (group_ && isMaster()) close();  // in a copy made by fork(), close() only lets go
 }
 
 void SessionCore::start() {
@@ -72,6 +72,7 @@ void SessionCore::start() {
       options_.n_parallel > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });
   group_ = owned_group_.get();
+  owner_pid_ = thisProcessId();
   g_open_session = this;
   try {
     startBackend();
@@ -109,6 +110,8 @@ int SessionCore::workerLoop() {
   while (true) {
     Waiter idle = group_->idleWaiter();
     group_->barrier().arrive(idle, BarrierSite::CommandStart);
+    group_->control().slot(rank()).started.store(group_->barrier().epoch(),
+                                                 std::memory_order_relaxed);
     Opcode opcode;
     ByteReader payload = readCommand(opcode, blob_copy);
     if (opcode == Opcode::Quit) {
@@ -123,6 +126,7 @@ int SessionCore::workerLoop() {
 }
 
 void SessionCore::ensureOpen() {
+  if (!closed_ && owner_pid_ != thisProcessId()) throwCopy();
   if (!closed_ && group_ && isMaster() && group_->aborted()) {
     // A failure seen outside a step (a wait while loading or reading a variable), or one no
     // step has reported yet (a worker died while the master was idle): finish the abort now.
@@ -143,6 +147,13 @@ void SessionCore::ensureOpen() {
   }
   if (!closed_) return;
   throwClosed();
+}
+
+void SessionCore::throwCopy() const {
+  throw UsageError(str("this process (pid ", thisProcessId(),
+                       ") is a copy of the session's master (pid ", owner_pid_,
+                       ") made by fork(): only the master may use or close the session; ",
+                       "the copy's handles do nothing when dropped"));
 }
 
 void SessionCore::throwClosed() const {
@@ -204,6 +215,7 @@ void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std
   ensureOpen();
   writeCommand(opcode, payload);
   Waiter waiter = group_->commandWaiter(what);
+  const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
   try {
     group_->barrier().arrive(waiter, BarrierSite::CommandStart);
     std::vector<std::byte> blob_copy;
@@ -214,8 +226,13 @@ void SessionCore::runCommand(Opcode opcode, const ByteWriter& payload, const std
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
     noteShapeGenerations();
   } catch (const PeerFailure& e) {
+    // A rank that never passed this step's start died before it, while the master was idle
+    // (an idle rank has already arrived at the next start: its barrier epoch does not tell).
+    const bool between = e.rank() >= 0 && e.rank() < size() && e.rank() != rank() &&
+                         group_->control().slot(e.rank()).started.load() < start_epoch;
     abortAndClose(e.what());
-    throw PeerFailure(e.rank(), str(e.what(), " (during ", what, ")"));
+    throw PeerFailure(e.rank(), between ? str(e.what(), " (between steps, before ", what, ")")
+                                        : str(e.what(), " (during ", what, ")"));
   } catch (const std::exception& e) {
     abortAndClose(e.what());
     throw;
@@ -356,8 +373,28 @@ void SessionCore::releaseResources() noexcept {
   heap_.reset();
 }
 
+void SessionCore::abandonCopy() noexcept {
+  if (g_open_session == this) g_open_session = nullptr;
+  if (abandoned_) return;
+  abandoned_ = true;
+  // Freeing these would call into the device (a CUDA context does not survive fork) or plugin
+  // code on the master's behalf: the copy leaks them, its memory is its own to lose.
+  (void)new auto(std::move(scratch_));
+  (void)new auto(std::move(collective_buffer_));
+  (void)new auto(std::move(models_));
+  (void)blobs_.release();
+  (void)backend_.release();
+  (void)heap_.release();
+}
+
 void SessionCore::close() {
   if (closed_ || !group_ || !isMaster()) return;
+  if (!ownedHere()) {
+    // A child forked by the master (a checkpoint writer) that exits or drops its handles: the
+    // ranks, the segments and the device are the master's, which goes on using them.
+    abandonCopy();
+    return;
+  }
   try {
     writeCommand(Opcode::Quit, ByteWriter());
     Waiter waiter = group_->commandWaiter("close");

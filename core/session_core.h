@@ -25,6 +25,7 @@
 #include "core/process_group.h"
 #include "core/session.h"
 #include "core/shm_heap.h"
+#include "core/this_process.h"
 
 namespace synk::detail {
 
@@ -44,6 +45,7 @@ struct ModelState {
   std::unique_ptr<ModelInstance> instance;
   std::vector<VariableStorage> variables;  // ModelSpec::variables order
   bool distributed = false;                // master: replicated on every rank
+  std::string dropped;  // master: why it was dropped (creating it failed on a rank); else empty
   const ModelSpec& spec() const { return model->spec(); }
 };
 
@@ -60,6 +62,7 @@ struct FunctionBinding {
   std::vector<int32_t> read_vars;    // per read: index of the variable in the model
   bool distributed = false;          // master only
   std::string what;                  // master only: "call of function 'f'", for messages
+  std::string dropped;               // master only: why (its model was dropped); else empty
 
   bool hasScatteredInputs() const;
   bool hasSliceableReads() const;
@@ -95,6 +98,9 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void start();
   void close();
   bool closed() const { return closed_; }
+  // Whether this process is the one that forked the ranks (not a copy of it made by fork()):
+  // only that one may use, close or clean up the session.
+  bool ownedHere() const { return owner_pid_ != 0 && owner_pid_ == thisProcessId(); }
   // Throws UsageError unless the session can run a step now (and finishes an abort that a
   // failure outside a step left pending).
   void ensureOpen();
@@ -201,8 +207,16 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // After a fatal error: aborts the session everywhere, ends the workers, frees everything.
   void abortAndClose(const std::string& reason) noexcept;
   void releaseResources() noexcept;
+  // In a copy of the master made by fork(): lets go of everything without freeing it (the
+  // device, the plugin instances and the shared memory are the master's).
+  void abandonCopy() noexcept;
+  [[noreturn]] void throwCopy() const;
 
   Status executeDistribute(ByteReader& in, Waiter& waiter);
+  // One distribute step for these models and functions (models.cc).
+  void runDistribute(const std::vector<uint32_t>& models, const std::vector<uint32_t>& functions);
+  // A model whose creation failed on some rank: released here, its handles and functions raise.
+  void dropModel(uint32_t id, const std::string& why);
   Status executeCall(ByteReader& in, Waiter& waiter);
   Status executeCollective(ByteReader& in, Waiter& waiter);
 
@@ -225,6 +239,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   uint64_t shape_generation_ = 0;  // this rank's: bumped whenever a variable's shape changes
 
   // master only
+  pid_t owner_pid_ = 0;  // the master's pid (a copy made by fork() has another)
+  bool abandoned_ = false;
   bool closed_ = false;
   std::string abort_reason_;
   uint64_t next_blob_id_ = 1;

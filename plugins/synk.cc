@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "collectives/registry.h"
-#include "core/error.h"
+#include "core/plugin_search.h"
 #include "plugins/host/dll_model_loader.h"
 
 namespace synk {
@@ -16,13 +16,7 @@ Session fork(const ForkOptions& options) {
 }
 
 std::string pluginPath(const std::string& name) {
-  char exe[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) throw SystemError("readlink /proc/self/exe", errno);
-  std::string dir(exe, static_cast<size_t>(n));
-  dir = dir.substr(0, dir.rfind('/'));  // .../bin
-  dir = dir.substr(0, dir.rfind('/'));  // ...
-  return str(dir, "/lib/lib", name, ".so");
+  return findPlugin(name);
 }
 
 }  // namespace synk

@@ -10,8 +10,10 @@ namespace synk {
 // Forks the ranks of a session (see ForkOptions). Call it before anything touches CUDA.
 Session fork(const ForkOptions& options = {});
 
-// Path of one of synk's own plugin libraries, "lib<name>.so", in the lib/ directory next to the
-// running executable's bin/ directory (the build tree's layout).
+// Path of the plugin library "lib<name>.so", found on the plugin search path: $SYNK_PLUGIN_PATH,
+// the installed plugin folder, the build's lib/, lib/ beside the program's bin/
+// (core/plugin_search.h). Throws PluginError listing where it looked. Session::load takes the
+// name itself too.
 std::string pluginPath(const std::string& name);
 
 }  // namespace synk

@@ -1,5 +1,5 @@
 #pragma once
-/* synk model plugin ABI, version 1.0.
+/* synk model plugin ABI, version 1.1 (1.1 appended synk_call.wanted_outputs).
  *
  * The only contract between the synk host and a model plugin (a shared library). Pure C: it
  * compiles as C99 and as C++, depends on <stdint.h> and <stddef.h> only, and nothing but C types
@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define SYNK_PLUGIN_ABI_MAJOR 1
-#define SYNK_PLUGIN_ABI_MINOR 0
+#define SYNK_PLUGIN_ABI_MINOR 1
 #define SYNK_PLUGIN_ABI_VERSION \
   (((uint32_t)SYNK_PLUGIN_ABI_MAJOR << 16) | (uint32_t)SYNK_PLUGIN_ABI_MINOR)
 #define SYNK_PLUGIN_ABI_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
@@ -214,6 +214,11 @@ typedef struct synk_call {
    * the host. Call it exactly once per output. Returns NULL on failure: the host keeps the
    * reason; return an error code from call. */
   void* (*allocate_output)(void* host, uint32_t index, int32_t ndim, const int64_t* shape);
+  /* ABI 1.1 (read only if SYNK_STRUCT_HAS(call, synk_call, wanted_outputs)): n_outputs flags,
+   * 0 where the caller does not use the output (a call's output_subset); NULL = every output is
+   * used. A plugin may skip computing and allocating an unused output; if it allocates one
+   * anyway, the host ignores it. */
+  const uint8_t* wanted_outputs;
 } synk_call;
 
 /* ---- the table ---- */

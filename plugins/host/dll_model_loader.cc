@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/plugin_search.h"
 #include "plugins/abi/synk_plugin.h"
 #include "plugins/host/detail/dll_model.h"
 #include "plugins/host/detail/plugin_library.h"
@@ -19,7 +20,7 @@ DllModelLoader::DllModelLoader(PluginLogSink log) : log_(std::move(log)) {}
 
 std::shared_ptr<LoadedModel> DllModelLoader::load(const std::string& path) {
   std::shared_ptr<const plugin_host::PluginLibrary> library =
-      plugin_host::PluginLibrary::open(path);
+      plugin_host::PluginLibrary::open(isPluginName(path) ? findPlugin(path) : path);
   ModelSpec spec = plugin_host::describeModel(*library);
   return std::make_shared<plugin_host::DllModel>(std::move(library), std::move(spec), log_);
 }

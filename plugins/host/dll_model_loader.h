@@ -25,9 +25,11 @@ class DllModelLoader final : public ModelLoader {
  public:
   explicit DllModelLoader(PluginLogSink log = logPluginToStderr);
 
-  // Throws PluginError naming the file (canonical path), the symbol and the versions: file not
-  // found, not loadable (dlerror's text), a symbol missing, another ABI major, a table too small,
-  // describe failing or declaring something invalid.
+  // `path` is a file, or a plugin's name ("synk_example_intro", no '/' and no ".so") found on the
+  // plugin search path (core/plugin_search.h). Throws PluginError naming the file (canonical
+  // path), the symbol and the versions: file not found (for a name: every folder looked in), not
+  // loadable (dlerror's text), a symbol missing, another ABI major, a table too small, describe
+  // failing or declaring something invalid.
   std::shared_ptr<LoadedModel> load(const std::string& path) override;
 
  private:

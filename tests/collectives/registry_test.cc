@@ -1,5 +1,10 @@
 // The default registry and the cpu backend's factory and objects.
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "collectives/registry.h"
@@ -30,6 +35,52 @@ TEST_CASE("without CUDA the cuda backend is listed but says why it cannot run", 
   CHECK_FALSE(cuda->isViable(&why));
   CHECK_THAT(why, Catch::Matchers::Contains("built without CUDA"));
   CHECK(cuda->deviceCount() == 0);
+}
+#else
+namespace {
+// Whether a library whose file name contains `name` is mapped into this process.
+bool mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("the cuda backend's library is loaded only when a program asks for cuda", "[coll]") {
+  unsetenv("SYNK_PLUGIN_PATH");
+  // This program links no CUDA library: the cpu backend needs none.
+  const BackendRegistry registry = makeDefaultRegistry();
+  CHECK_FALSE(mapped("libcudart"));
+  CHECK_FALSE(mapped("libsynk_cuda_backend"));
+  BackendFactory* cuda = registry.find("cuda");
+  REQUIRE(cuda != nullptr);
+  std::string why;
+  const bool viable = cuda->isViable(&why);  // loads it: viable where a GPU is
+  CHECK(mapped("libsynk_cuda_backend.so"));
+  CHECK(mapped("libcudart"));
+  if (!viable) {
+    CHECK_THAT(
+        why, !Catch::Matchers::Contains("cannot load") && !Catch::Matchers::Contains("not found"));
+  }
+}
+
+TEST_CASE("a file that is not synk's cuda backend is refused, saying why", "[coll]") {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::temp_directory_path() / str("synk-registry-", getpid());
+  fs::create_directories(folder);
+  fs::create_symlink(fs::path(SYNK_PLUGIN_DIR) / "libsynk_example_intro.so",
+                     folder / "libsynk_cuda_backend.so");
+  setenv("SYNK_PLUGIN_PATH", folder.c_str(), 1);
+  const BackendRegistry registry = makeDefaultRegistry();
+  std::string why;
+  CHECK_FALSE(registry.find("cuda")->isViable(&why));
+  CHECK_THAT(why, Catch::Matchers::Contains((folder / "libsynk_cuda_backend.so").string()) &&
+                      Catch::Matchers::Contains("not synk's cuda backend"));
+  unsetenv("SYNK_PLUGIN_PATH");
+  fs::remove_all(folder);
 }
 #endif
 

@@ -90,18 +90,36 @@ TEST_CASE("a worker killed by SIGSEGV mid-call: the master names rank and signal
   checkWorkerKilled(SIGSEGV, "SIGSEGV");
 }
 
-TEST_CASE("a worker that hangs: the deadline names it and ends every process", "[core][fault]") {
+TEST_CASE("a worker that hangs: reported at the deadline, every process ended", "[core][fault]") {
   Session session = test::forkForTest(2, {.timeout = std::chrono::milliseconds(1500)});
   Model model = session.load(test::pluginFile("synk_testkit"));
   Function f = session.function(model, "hang_on_rank", {.broadcast = {"who"}});
   Data x = session.data(Array(DType::Float32, {4, 2}));
   Data who = session.data(Array::scalar<int32_t>(1));
+  session.distribute();  // the call below is one step, with one deadline
   const std::vector<int> pids = session.pids();
   const auto start = Clock::now();
   CHECK_THROWS_WITH(f({x, who}), Contains("timed out") && Contains("rank(s) 1 did not arrive"));
-  CHECK(secondsSince(start) < 10.0);
+  // At the deadline, not after a grace period for the rank known not to come (was 3 s later).
+  const double elapsed = secondsSince(start);
+  CHECK(elapsed >= 1.5);
+  CHECK(elapsed < 2.0);
   CHECK(allGone(pids, 0));
   CHECK(test::segmentsOfThisProcess() == 0);
+}
+
+TEST_CASE("a stopped worker: the deadline says it is stopped and ends it", "[core][fault]") {
+  Session session = test::forkForTest(3, {.timeout = std::chrono::milliseconds(1000)});
+  const std::vector<int> pids = session.pids();
+  REQUIRE(kill(pids[2], SIGSTOP) == 0);
+  const auto start = Clock::now();
+  CHECK_THROWS_AS(session.barrier(), Timeout);
+  const double elapsed = secondsSince(start);
+  CHECK(elapsed < 1.5);
+  CHECK(allGone(pids, 0));
+  CHECK(test::segmentsOfThisProcess() == 0);
+  CHECK_THROWS_WITH(session.barrier(), Contains("rank(s) 2 did not arrive") &&
+                                           Contains(str("rank 2 (pid ", pids[2], " is stopped")));
 }
 
 TEST_CASE(
@@ -255,6 +273,30 @@ TEST_CASE("a worker that dies while the master is idle: the next call reports it
                     Contains("aborted") && Contains("rank 1") && Contains("SIGKILL"));
   CHECK(session.closed());
   CHECK_THROWS_AS(s.getValue(), UsageError);
+  CHECK(allGone(pids, 0));
+  CHECK(test::segmentsOfThisProcess() == 0);
+}
+
+TEST_CASE("a worker that dies between steps is reported as such, not as dying in the next call",
+          "[core][fault]") {
+  Session session = test::forkForTest(2);
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Function f = session.function(model, "noop");
+  Data x = session.data(Array(DType::Float32, {2, 2}));
+  f({x});
+  const std::vector<int> pids = session.pids();
+  kill(pids[1], SIGKILL);
+  REQUIRE(becameZombie(pids[1]));
+  CHECK_THROWS_MATCHES(f({x}), PeerFailure,
+                       Catch::Matchers::Predicate<PeerFailure>(
+                           [](const PeerFailure& e) {
+                             const std::string what = e.what();
+                             return e.rank() == 1 && what.find("SIGKILL") != std::string::npos &&
+                                    what.find("between steps, before call of function 'noop'") !=
+                                        std::string::npos &&
+                                    what.find("during") == std::string::npos;
+                           },
+                           "rank 1, SIGKILL, between steps"));
   CHECK(allGone(pids, 0));
   CHECK(test::segmentsOfThisProcess() == 0);
 }

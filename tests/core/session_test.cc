@@ -24,7 +24,10 @@ TEST_CASE("a session that was never forked refuses every call", "[core][session]
   Data data;
   CHECK_THROWS_WITH(data.shape(), Contains("empty"));
   Function f;
-  CHECK_THROWS_WITH(f({}), Contains("not forked"));
+  CHECK_THROWS_WITH(f({}), Contains("this function handle is empty (default-constructed)") &&
+                               Contains("Session::function"));
+  CHECK_THROWS_WITH(Model().variables(), Contains("this model handle is empty"));
+  CHECK_THROWS_WITH(Variable().getValue(), Contains("this variable handle is empty"));
 }
 
 void checkLifecycle(int ranks) {
@@ -231,4 +234,44 @@ TEST_CASE("distribute is incremental: models and functions added after a call re
   CHECK(kit.session.gather({s}).at(0).toVector<float>() == s_after);
   kit.session.distribute();  // nothing new: changes nothing
   CHECK(kit.session.gather({s}).at(0).toVector<float>() == s_after);
+}
+
+TEST_CASE("a model whose creation fails on one rank is dropped and the session goes on",
+          "[core][session]") {
+  test::Kit kit(2);
+  // The master (rank 0) creates it at load; rank 1 refuses at the distribute.
+  Model bad = kit.session.load(test::pluginFile("synk_test_raw_create_fails_rank1"));
+  Function add = kit.session.function(bad, "add", {.outputs = {{"sum", "sum"}}});
+  Function dot = kit.session.function(kit.model, "mean_dot", {.broadcast = {"y"}});
+  Data x = kit.session.data(Array::of<float>({2, 2}, {1, 2, 3, 4}));
+  Data y = kit.session.data(Array::vector<float>({1, 1}));
+  // The first call distributes, meets the failure, reports it once and drops the model ...
+  CHECK_THROWS_WITH(dot({x, y}), Contains("model 'raw'") && Contains("was dropped") &&
+                                     Contains("create refused on rank 1"));
+  // ... whose handles say so from now on,
+  CHECK_THROWS_WITH(bad.variables(), Contains("model 'raw'") && Contains("was dropped"));
+  CHECK_THROWS_WITH(add({x}), Contains("function 'add'") && Contains("was dropped"));
+  CHECK_THROWS_AS(kit.session.function(bad, "add"), UsageError);
+  // while everything else goes on: calls, new functions, collectives, new models.
+  CHECK(dot({x, y}).at(0).toVector<float>() == std::vector<float>{5});
+  Function update = kit.session.function(kit.model, "shared_update");
+  update({x});
+  kit.session.allReduce({kit.model.variable("s")}, ReduceOp::Sum);
+  CHECK(kit.session.gather({kit.model.variable("s")}).at(0).toVector<float>() ==
+        std::vector<float>{4, 6, 4, 6});
+  Model intro = kit.session.load(test::pluginFile("synk_example_intro"));
+  Function z = kit.session.function(intro, "z", {.broadcast = {"y"}});
+  CHECK(z({x, y}).at(0).toVector<float>() == std::vector<float>{5});
+  CHECK_NOTHROW(kit.session.distribute());
+}
+
+TEST_CASE("load takes a plugin's name: every rank loads the file found", "[core][session]") {
+  test::Kit kit(2);
+  Model intro = kit.session.load("synk_example_intro");
+  CHECK(intro.source() == test::pluginFile("synk_example_intro"));
+  Function z = kit.session.function(intro, "z", {.broadcast = {"y"}});
+  const Array x = Array::of<float>({2, 2}, {1, 2, 3, 4});
+  CHECK(z({x, Array::vector<float>({1, 1})}).at(0).toVector<float>() == std::vector<float>{5});
+  CHECK_THROWS_WITH(kit.session.load("synk_no_such_plugin"),
+                    Contains("plugin 'synk_no_such_plugin' not found"));
 }

@@ -287,3 +287,35 @@ TEST_CASE("a bad shape after many variables fails the call before any variable c
   kit.session.allReduce(vars, ReduceOp::Max);
   CHECK(kit.session.gather({s}, 1).at(0).toVector<float>() == std::vector<float>{1, 1, 1, 1});
 }
+
+TEST_CASE("every value that goes in may be a plain array or a Data", "[core][coll]") {
+  Kit kit(2);
+  Variable v = kit.model.variable("v");
+  Variable s = kit.model.variable("s");
+  const Array rows = Array::of<float>({3, 2}, {0, 1, 2, 3, 4, 5});
+  // scatter and set_value of arrays (a uint8 array is cast safely to float32; rows as scatter
+  // gives them: 2 on rank 0, 1 on rank 1).
+  kit.session.scatter({v}, {rows.view()});
+  CHECK(kit.session.gather({v}, 0).at(0).toVector<float>() == std::vector<float>{0, 1, 2, 3, 4, 5});
+  const Array bytes = Array::of<uint8_t>({1, 2}, {7, 8});
+  const std::vector<ArrayView> ints = {bytes};
+  kit.session.setValue(1, {v}, ints);
+  CHECK(kit.session.getValue(1, {v}).at(0).toVector<float>() == std::vector<float>{7, 8});
+  kit.session.setValue(0, {v}, {rows.view()}, Selection::range(2, 3));
+  CHECK(kit.session.getValue(0, {v}).at(0).toVector<float>() == std::vector<float>{4, 5});
+  CHECK_THROWS_WITH(kit.session.scatter({v}, {Array::vector<double>({1, 2}).view()}),
+                    Contains("float64") && Contains("float32"));
+  // broadcast and Variable::setValue of a Data.
+  Data pair = kit.session.data(Array::vector<float>({3, 4}));
+  kit.session.broadcast({s}, {pair});
+  CHECK(kit.session.gather({s}).at(0).toVector<float>() == std::vector<float>{3, 4, 3, 4});
+  s.setValue(kit.session.data(Array::vector<float>({5, 6})));
+  CHECK(s.getValue().toVector<float>() == std::vector<float>{5, 6});
+  // a function called with arrays.
+  Function dot = kit.session.function(kit.model, "mean_dot", {.broadcast = {"y"}});
+  const Array x = Array::of<float>({2, 2}, {1, 2, 3, 4});
+  const Array y = Array::vector<float>({1, 1});
+  CHECK(dot({x, y}).at(0).toVector<float>() == std::vector<float>{5});
+  CHECK(dot({kit.session.data(x), kit.session.data(y)}).at(0).toVector<float>() ==
+        std::vector<float>{5});
+}

@@ -18,7 +18,10 @@
 #ifndef SYNK_TEST_INVALID
 #define SYNK_TEST_INVALID 0
 #endif
-#define TEST_VERSION (((uint32_t)SYNK_TEST_ABI_MAJOR << 16) | SYNK_PLUGIN_ABI_MINOR)
+/* Another major is a 2.0; this major is the header's current minor. */
+#define TEST_VERSION                       \
+  (((uint32_t)SYNK_TEST_ABI_MAJOR << 16) | \
+   (SYNK_TEST_ABI_MAJOR == SYNK_PLUGIN_ABI_MAJOR ? SYNK_PLUGIN_ABI_MINOR : 0))
 
 #ifdef SYNK_TEST_UNRESOLVED
 /* Defined nowhere: with RTLD_NOW the load itself must fail. */
@@ -145,10 +148,19 @@ static synk_status create(const synk_device_info* device, const synk_host_servic
            (int)device->rank);
   return SYNK_ERROR_UNSUPPORTED;
 #endif
+#ifdef SYNK_TEST_CREATE_FAILS_ON_RANK
+  if (device->rank == SYNK_TEST_CREATE_FAILS_ON_RANK) {
+    snprintf(error, error_size, "raw test plugin: create refused on rank %d by request",
+             (int)device->rank);
+    return SYNK_ERROR_UNSUPPORTED;
+  }
+#else
+  /* (The rank-failing variant is never called, so it may be created on any device.) */
   if (device->kind != SYNK_DEVICE_HOST) {
     copy_message(error, error_size, "raw test plugin runs on the host device only");
     return SYNK_ERROR_UNSUPPORTED;
   }
+#endif
   self = (raw_instance*)malloc(sizeof *self);
   if (!self) {
     copy_message(error, error_size, "raw test plugin: out of memory");

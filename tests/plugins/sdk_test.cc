@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -77,6 +78,17 @@ TEST_CASE("SDK spec builder keeps references stable and checks initial values", 
   CHECK(spec.variables().front().initial.size() == 8);
   CHECK_THROWS_WITH(first.initialValues<double>({1, 2}),
                     "variable 'a' is float32, its initial values are float64");
+  // Any contiguous range of the element type: vector, array, C array.
+  const std::vector<float> from_vector = {3, 4};
+  first.initialValues(from_vector);
+  CHECK(spec.variables().front().initial == sdk::bytesOf<float>({3, 4}));
+  first.initialValues(std::array<float, 2>{5, 6});
+  CHECK(spec.variables().front().initial == sdk::bytesOf<float>({5, 6}));
+  const float from_c_array[2] = {7, 8};
+  first.initialValues(from_c_array);
+  CHECK(spec.variables().front().initial == sdk::bytesOf<float>({7, 8}));
+  CHECK_THROWS_WITH(first.initialValues(std::vector<int32_t>{1, 2}),
+                    "variable 'a' is float32, its initial values are int32");
   spec.function("f");
   spec.add(sdk::Function{"g"});
   CHECK(spec.functionIndex("g") == 1);

@@ -163,13 +163,14 @@ void DllModelInstance::call(CallFrame& frame) {
   raw.n_outputs = static_cast<uint32_t>(fn.outputs.size());
   raw.host = &outputs;
   raw.allocate_output = &OutputRequests::allocate;
+  raw.wanted_outputs = frame.wanted_outputs;
+  auto wanted = [&](size_t i) { return !frame.wanted_outputs || frame.wanted_outputs[i]; };
 
   const synk_status status = library_->table().call(instance_, &raw);
-  if (status == SYNK_OK && outputs.error.empty() &&
-      std::find(outputs.allocated.begin(), outputs.allocated.end(), false) ==
-          outputs.allocated.end()) {
-    return;
-  }
+  bool complete = true;
+  for (size_t i = 0; i < fn.outputs.size(); ++i)
+    complete = complete && (outputs.allocated[i] || !wanted(i));
+  if (status == SYNK_OK && outputs.error.empty() && complete) return;
   const std::string failed = str(prefix(), ": function '", fn.name, "' failed: ");
   if (status != SYNK_OK) {
     const char* message = library_->table().last_error(instance_);
@@ -183,7 +184,7 @@ void DllModelInstance::call(CallFrame& frame) {
         str(failed, "it returned SYNK_OK after an output was refused: ", outputs.error));
   }
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
-    if (!outputs.allocated[i]) {
+    if (!outputs.allocated[i] && wanted(i)) {
       throw PluginError(
           str(failed, "it returned without allocating output '", fn.outputs[i].name, "'"));
     }

@@ -168,6 +168,14 @@ class Call {
   Tensor output(std::string_view name, Shape shape) {
     return output(find(decl_->outputs, name, "output"), std::move(shape));
   }
+  // Whether the caller uses output `index` (a call's output_subset may leave some out): an
+  // unwanted output need not be computed or allocated. Always true on a host of ABI 1.0.
+  bool wants(int index) const {
+    checkIndex(index, decl_->outputs.size(), "output");
+    if (!SYNK_STRUCT_HAS(raw_, synk_call, wanted_outputs) || !raw_->wanted_outputs) return true;
+    return raw_->wanted_outputs[index] != 0;
+  }
+  bool wants(std::string_view name) const { return wants(find(decl_->outputs, name, "output")); }
 
  private:
   void checkIndex(int index, size_t count, const char* what) const {

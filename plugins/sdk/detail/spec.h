@@ -3,8 +3,10 @@
 // functions, written fluently or as aggregates. Part of plugins/sdk/synk_sdk.h.
 #include <cstddef>
 #include <deque>
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,15 +30,26 @@ struct Variable {
   VariableKind kind = VariableKind::Plain;
   Reduction reduction = Reduction::Sum;  // rank_local only
 
-  // Sets the initial value; T must be the variable's element type (checked by the host too).
+  // Sets the initial value, row-major; T must be the variable's element type (checked by the
+  // host too). From a list, initialValues<float>({1, 2}), or from any contiguous range of T:
+  // std::vector, std::array, a C array, std::span.
   template <typename T>
   Variable& initialValues(std::initializer_list<T> values) {
+    return initialValuesFrom(values.begin(), values.size());
+  }
+  template <typename Range, typename T = std::remove_cv_t<
+                                std::remove_pointer_t<decltype(std::data(std::declval<Range&>()))>>>
+  Variable& initialValues(const Range& values) {
+    return initialValuesFrom<T>(std::data(values), std::size(values));
+  }
+  template <typename T>
+  Variable& initialValuesFrom(const T* values, size_t count) {
     if (dtypeOf<T>() != dtype) {
       throw Error(Status::InvalidArgument, "variable '" + name + "' is " + dtypeName(dtype) +
                                                ", its initial values are " +
                                                dtypeName(dtypeOf<T>()));
     }
-    initial = bytesOf(values);
+    initial = bytesOf(values, count);
     return *this;
   }
   Variable& plain() {

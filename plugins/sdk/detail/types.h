@@ -185,12 +185,16 @@ constexpr DType dtypeOf() {
     static_assert(sizeof(T) == 0, "not a synk element type");
 }
 
-// The bytes of a list of values, for Variable::initial.
+// The bytes of values (a list, or a pointer and a count), for Variable::initial.
+template <typename T>
+std::vector<std::byte> bytesOf(const T* values, size_t count) {
+  std::vector<std::byte> bytes(count * sizeof(T));
+  if (count) std::memcpy(bytes.data(), values, bytes.size());
+  return bytes;
+}
 template <typename T>
 std::vector<std::byte> bytesOf(std::initializer_list<T> values) {
-  std::vector<std::byte> bytes(values.size() * sizeof(T));
-  if (values.size()) std::memcpy(bytes.data(), values.begin(), bytes.size());
-  return bytes;
+  return bytesOf(values.begin(), values.size());
 }
 
 inline std::string shapeString(const int64_t* dims, int ndim) {

@@ -31,6 +31,9 @@ class Testkit {
     spec.variable("acc", DType::Float64, {2}).rankLocal(sdk::Reduction::Sum);
     spec.variable("macc", DType::Float64, {2}).rankLocal(sdk::Reduction::Mean);
     spec.variable("count", DType::Int64, {});
+    // A linear model trained with the manual's pattern (lin_grad, all_reduce, lin_apply).
+    spec.variable("lin_w", DType::Float64, {2}).initialValues<double>({0.5, -0.25});
+    spec.variable("lin_g", DType::Float64, {2});
     for (const auto& [name, dtype] : typedVariables())
       spec.variable(name, dtype, {4});
 
@@ -97,6 +100,20 @@ class Testkit {
         .input("b", DType::Float32, 2)
         .output("out", DType::Float32, 2);
     spec.function("update_mirrored").update("w");
+    // Produces both outputs whatever the call wants ("ranked" has rank + 1 elements).
+    spec.function("ranked_pair")
+        .output("same", DType::Float64, 0)
+        .output("ranked", DType::Float32, 1);
+    spec.function("lin_grad")
+        .input("x", DType::Float64, 2)
+        .input("y", DType::Float64, 1)
+        .read("lin_w")
+        .update("lin_g");
+    spec.function("lin_apply")
+        .input("lr", DType::Float64, 0)
+        .read("lin_w")
+        .read("lin_g")
+        .update("lin_w");
     return spec;
   }
 
@@ -128,6 +145,12 @@ class Testkit {
     }
     if (name == "pair_sum") return pairSum(call);
     if (name == "update_mirrored") return store<float>(call.update(0), {0, 0, 0});
+    if (name == "lin_grad") return linGrad(call);
+    if (name == "ranked_pair") {
+      emit<double>(call, 0, {}, {1.0});
+      return emit<float>(call, 1, {context_.rank() + 1}, std::vector<float>(context_.rank() + 1));
+    }
+    if (name == "lin_apply") return linApply(call);
     throw sdk::Error(sdk::Status::InvalidArgument, "testkit has no function " + std::string(name));
   }
 
@@ -207,14 +230,18 @@ class Testkit {
     }
     for (int64_t j = 0; j < cols; ++j)
       mean[j] = sum[j] / double(rows);
-    emit(call, 0, {cols}, mean);
-    emit(call, 1, {cols}, sum);
-    emit(call, 2, {cols}, prod);
-    emit(call, 3, {cols}, max);
-    emit(call, 4, {cols}, min);
-    emit(call, 5, {rows, cols}, x);
-    emit(call, 6, {cols}, std::vector<double>(x.begin(), x.begin() + cols));
-    emit<int64_t>(call, 7, {}, {rows});
+    // Only what the call wants (output_subset): the runtime must not ask for the rest.
+    if (call.wants(0)) emit(call, 0, {cols}, mean);
+    if (call.wants(1)) emit(call, 1, {cols}, sum);
+    if (call.wants(2)) emit(call, 2, {cols}, prod);
+    if (call.wants(3)) emit(call, 3, {cols}, max);
+    if (call.wants(4)) emit(call, 4, {cols}, min);
+    if (call.wants(5)) emit(call, 5, {rows, cols}, x);
+    // The first row; on a rank without rows there is none: NaN, like the mean of nothing.
+    if (call.wants(6)) {
+      emit(call, 6, {cols}, rows ? std::vector<double>(x.begin(), x.begin() + cols) : mean);
+    }
+    if (call.wants(7)) emit<int64_t>(call, 7, {}, {rows});
   }
 
   void intTotal(sdk::Call& call) {
@@ -277,6 +304,30 @@ class Testkit {
     emit<int64_t>(call, 1, {}, {r});
     emit<int64_t>(call, 2, {}, {r});
     emit<double>(call, 3, {}, {double(r)});
+  }
+
+  // The gradient of the squared error 0.5 * (x . w - y)^2 summed over this rank's rows (zero
+  // rows: zero), so that the sum over ranks is the whole batch's gradient.
+  void linGrad(sdk::Call& call) {
+    const auto x = fetch<double>(call.input(0));
+    const auto y = fetch<double>(call.input(1));
+    const auto w = fetch<double>(call.read(0));
+    std::vector<double> g(2, 0.0);
+    for (int64_t i = 0; i < call.input(0).dim(0); ++i) {
+      const double err = x[2 * i] * w[0] + x[2 * i + 1] * w[1] - y[i];
+      g[0] += err * x[2 * i];
+      g[1] += err * x[2 * i + 1];
+    }
+    store(call.update(0), g);
+  }
+
+  void linApply(sdk::Call& call) {
+    const double lr = fetch<double>(call.input(0)).at(0);
+    auto w = fetch<double>(call.read(0));
+    const auto g = fetch<double>(call.read(1));
+    for (size_t j = 0; j < w.size(); ++j)
+      w[j] -= lr * g[j];
+    store(call.update(0), w);
   }
 
   int32_t who(sdk::Call& call) const { return fetch<int32_t>(call.input(1)).at(0); }
