@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "core/error.h"
 #include "harness/child.h"
 #include "harness/collectives_runner.h"
 #include "harness/errors.h"
@@ -217,7 +218,12 @@ class Sweep {
 
 void validateExperiment(const Experiment& e, const Plan& plan) {
   if (e.kind != ExperimentKind::Train || plan.points.empty()) return;
-  const std::string plugin = resolvePlugin(e.plugin);
+  std::string plugin;
+  try {
+    plugin = resolvePlugin(e.plugin);  // a name goes through the plugin search path
+  } catch (const PluginError& error) {
+    throw BadInput(error.what());  // it says where it looked
+  }
   if (!std::filesystem::exists(plugin)) {
     throw BadInput("plugin '" + e.plugin + "' not found: " + plugin + " does not exist");
   }

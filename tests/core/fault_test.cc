@@ -286,7 +286,7 @@ TEST_CASE("a worker that dies between steps is reported as such, not as dying in
   f({x});
   const std::vector<int> pids = session.pids();
   kill(pids[1], SIGKILL);
-  REQUIRE(becameZombie(pids[1]));
+  REQUIRE(becameReapable(pids[1]));
   CHECK_THROWS_MATCHES(f({x}), PeerFailure,
                        Catch::Matchers::Predicate<PeerFailure>(
                            [](const PeerFailure& e) {
