@@ -6,6 +6,7 @@
 // every rank instantiates it once after fork, on its own Device, and calls its functions on its
 // slice of the data. (The user-facing handle synk::Model, core/session.h, refers to one.)
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,10 +46,22 @@ struct FunctionSpec {
   std::vector<std::string> updates;  // shared variables it computes new values for
 };
 
+// Load-time options of a model (key -> value as text): widths, an optimizer, a learning rate.
+// The model declares which keys it accepts; any other key fails the load.
+using ModelOptions = std::map<std::string, std::string>;
+
+// An option the model accepts, as it declared it.
+struct OptionSpec {
+  std::string name;
+  std::string default_value;  // as text; empty when the model gave none
+  std::string help;
+};
+
 struct ModelSpec {
   std::string name;
   std::vector<VariableSpec> variables;
   std::vector<FunctionSpec> functions;
+  std::vector<OptionSpec> options;  // what the model accepts (not what it was given)
 };
 
 // A tensor in device memory, as a function sees it.
@@ -97,8 +110,11 @@ class LoadedModel {
 class ModelLoader {
  public:
   virtual ~ModelLoader() = default;
-  // Loads and validates a model; throws PluginError naming the file, symbol and versions.
-  virtual std::shared_ptr<LoadedModel> load(const std::string& path) = 0;
+  // Loads and validates a model built with `options` (the declarations may depend on them);
+  // throws PluginError naming the file, symbol and versions, or an option the model does not
+  // accept together with the ones it does.
+  virtual std::shared_ptr<LoadedModel> load(const std::string& path,
+                                            const ModelOptions& options = {}) = 0;
 };
 
 }  // namespace synk

@@ -152,12 +152,13 @@ void SessionCore::reshapeStorage(VariableStorage& storage, const Shape& shape) {
   storage.buffer.reserve(device(), std::max<size_t>(storage.bytes(), 1));
 }
 
-Model SessionCore::load(const std::string& path) {
+Model SessionCore::load(const std::string& path, const ModelOptions& options) {
   ensureOpen();
-  std::shared_ptr<LoadedModel> model = loader_->load(path);
+  std::shared_ptr<LoadedModel> model = loader_->load(path, options);
   ModelState state;
   state.id = static_cast<uint32_t>(models_.size());
   state.path = path;
+  state.options = options;
   state.model = model;
   state.instance = model->instantiate(RankInfo{rank(), size(), &device()});
   for (const VariableSpec& spec : model->spec().variables) {
@@ -284,6 +285,11 @@ void SessionCore::distribute() {
   for (uint32_t id : new_models) {
     payload.put(id);
     payload.putString(models_[id].path);
+    payload.put<uint64_t>(models_[id].options.size());
+    for (const auto& [key, value] : models_[id].options) {
+      payload.putString(key);
+      payload.putString(value);
+    }
     payload.putVector(specSignature(models_[id].spec()));
     for (const VariableStorage& var : models_[id].variables)
       payload.putVector(var.shape);
@@ -308,6 +314,12 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
     for (uint64_t k = 0; k < n_models; ++k) {
       const auto id = in.get<uint32_t>();
       const std::string path = in.getString();
+      ModelOptions options;
+      const auto n_options = in.get<uint64_t>();
+      for (uint64_t o = 0; o < n_options; ++o) {
+        std::string key = in.getString();
+        options[key] = in.getString();
+      }
       const std::vector<std::byte> master_signature = in.getVector<std::byte>();
       new_models.push_back(id);
       if (isMaster()) {
@@ -319,7 +331,8 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
       ModelState& state = models_[id];
       state.id = id;
       state.path = path;
-      state.model = loader_->load(path);
+      state.options = options;
+      state.model = loader_->load(path, options);
       if (specSignature(state.spec()) != master_signature) {
         // Each rank loads the file itself: it may have been replaced since the master loaded it.
         throw PluginError(str("model '", path, "' on rank ", rank(), " ('", state.spec().name,

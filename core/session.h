@@ -145,6 +145,8 @@ class Model {
   Model() = default;
   const std::string& name() const;
   const std::string& source() const;
+  // The options it was loaded with (spec().options lists the ones it accepts).
+  const ModelOptions& options() const;
   const ModelSpec& spec() const;
   Variable variable(const std::string& name) const;
   std::vector<Variable> variables() const;
@@ -232,7 +234,9 @@ class Session {
   // Process id of every rank (the master's own included), for diagnostics.
   std::vector<int> pids() const;
 
-  Model load(const std::string& plugin_path);
+  // Loads a model plugin in every rank, built with `options` (key -> value as text; the model
+  // declares the keys it accepts: any other key is an error naming the key and the valid ones).
+  Model load(const std::string& plugin_path, const ModelOptions& options = {});
   Function function(const Model& model, const std::string& name,
                     const FunctionOptions& options = {});
   // Replicates models (their variables broadcast from the master) and functions made since the

@@ -37,6 +37,7 @@ struct VariableStorage {
 struct ModelState {
   uint32_t id = 0;
   std::string path;
+  ModelOptions options;  // what the model was loaded with; every rank loads it with the same
   std::shared_ptr<LoadedModel> model;
   std::unique_ptr<ModelInstance> instance;
   std::vector<VariableStorage> variables;  // ModelSpec::variables order
@@ -117,7 +118,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void barrierStep();
 
   // ---- models, functions, variables (models.cc)
-  Model load(const std::string& path);
+  Model load(const std::string& path, const ModelOptions& options);
   Function makeFunction(const Model& model, const std::string& name,
                         const FunctionOptions& options);
   void distribute();

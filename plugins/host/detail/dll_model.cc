@@ -23,20 +23,24 @@ const char* levelName(int32_t level) {
   }
 }
 
-DllModel::DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec, PluginLogSink log)
+DllModel::DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec,
+                   std::shared_ptr<const RawOptions> options, PluginLogSink log)
     : library_(std::move(library)),
       spec_(std::make_shared<const ModelSpec>(std::move(spec))),
+      options_(std::move(options)),
       log_(std::move(log)) {}
 
 std::unique_ptr<ModelInstance> DllModel::instantiate(const RankInfo& info) {
-  return std::make_unique<DllModelInstance>(library_, spec_, info, log_);
+  return std::make_unique<DllModelInstance>(library_, spec_, options_, info, log_);
 }
 
 DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
-                                   std::shared_ptr<const ModelSpec> spec, const RankInfo& info,
+                                   std::shared_ptr<const ModelSpec> spec,
+                                   std::shared_ptr<const RawOptions> options, const RankInfo& info,
                                    PluginLogSink log)
     : library_(std::move(library)),
       spec_(std::move(spec)),
+      options_(std::move(options)),
       variables_(resolveVariables(*spec_)),
       info_(info),
       log_(std::move(log)) {
@@ -56,6 +60,8 @@ DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
   services_.log = &DllModelInstance::log;
   services_.allocate = &DllModelInstance::allocate;
   services_.release = &DllModelInstance::release;
+  services_.n_options = options_->count();
+  services_.options = options_->data();
 
   char error[4096] = {};
   void* instance = nullptr;

@@ -9,6 +9,7 @@
 #include "core/model.h"
 #include "plugins/abi/synk_plugin.h"
 #include "plugins/host/detail/plugin_library.h"
+#include "plugins/host/detail/spec_collector.h"
 #include "plugins/host/dll_model_loader.h"
 
 namespace synk::plugin_host {
@@ -17,7 +18,8 @@ const char* levelName(int32_t level);  // "debug" .. "error"
 
 class DllModel final : public LoadedModel {
  public:
-  DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec, PluginLogSink log);
+  DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec,
+           std::shared_ptr<const RawOptions> options, PluginLogSink log);
 
   const ModelSpec& spec() const override { return *spec_; }
   const std::string& source() const override { return library_->path(); }
@@ -25,7 +27,8 @@ class DllModel final : public LoadedModel {
 
  private:
   std::shared_ptr<const PluginLibrary> library_;
-  std::shared_ptr<const ModelSpec> spec_;  // shared with instances, which may outlive the model
+  std::shared_ptr<const ModelSpec> spec_;      // shared with instances, which may outlive the model
+  std::shared_ptr<const RawOptions> options_;  // the load options every create gets
   PluginLogSink log_;
 };
 
@@ -33,7 +36,8 @@ class DllModelInstance final : public ModelInstance {
  public:
   // Runs the plugin's create on info.device; throws PluginError with the plugin's message.
   DllModelInstance(std::shared_ptr<const PluginLibrary> library,
-                   std::shared_ptr<const ModelSpec> spec, const RankInfo& info, PluginLogSink log);
+                   std::shared_ptr<const ModelSpec> spec, std::shared_ptr<const RawOptions> options,
+                   const RankInfo& info, PluginLogSink log);
   ~DllModelInstance() override;
   DllModelInstance(const DllModelInstance&) = delete;
   DllModelInstance& operator=(const DllModelInstance&) = delete;
@@ -70,7 +74,8 @@ class DllModelInstance final : public ModelInstance {
 
   std::shared_ptr<const PluginLibrary> library_;  // first member: unloaded last
   std::shared_ptr<const ModelSpec> spec_;
-  std::vector<FunctionVariables> variables_;  // per function
+  std::shared_ptr<const RawOptions> options_;  // lent to the plugin until destroy
+  std::vector<FunctionVariables> variables_;   // per function
   RankInfo info_;
   PluginLogSink log_;
   // Lent to the plugin from create until destroy returns (the ABI promises that lifetime).

@@ -143,6 +143,50 @@ inline const Function& checkCall(const Spec& spec, const synk_call& raw) {
   return f;
 }
 
+// A model declares `static Spec spec(const Options&)` (ABI 1.1) or `static Spec spec()`.
+template <typename M, typename = void>
+struct TakesOptions : std::false_type {};
+template <typename M>
+struct TakesOptions<M, std::void_t<decltype(M::spec(std::declval<const Options&>()))>>
+    : std::true_type {};
+template <typename M, typename = void>
+struct HasPlainSpec : std::false_type {};
+template <typename M>
+struct HasPlainSpec<M, std::void_t<decltype(M::spec())>> : std::true_type {};
+
+template <typename M>
+Spec specOf(const Options& options) {
+  if constexpr (TakesOptions<M>::value) {
+    return M::spec(options);
+  } else {
+    return M::spec();
+  }
+}
+
+// The accepted options, declared after spec() asked for them. A 1.0 host has no add_option: it
+// passes no options either, so there is nothing to check.
+inline void declareOptions(const Options& options, const synk_describe_sink& sink) {
+  if (!SYNK_STRUCT_HAS(&sink, synk_describe_sink, add_option)) return;
+  for (const Options::Declared& d : options.declared()) {
+    synk_option_decl decl{};
+    decl.struct_size = sizeof decl;
+    decl.name = d.name.c_str();
+    decl.default_value = d.default_value.c_str();
+    decl.help = d.help.empty() ? nullptr : d.help.c_str();
+    accepted(sink.add_option(sink.host, &decl), "option '" + d.name + "'");
+  }
+}
+
+inline Options sinkOptions(const synk_describe_sink& sink) {
+  if (!SYNK_STRUCT_HAS(&sink, synk_describe_sink, options)) return {};
+  return Options(sink.options, sink.n_options);
+}
+
+inline Options hostOptions(const synk_host_services& host) {
+  if (!SYNK_STRUCT_HAS(&host, synk_host_services, options)) return {};
+  return Options(host.options, host.n_options);
+}
+
 template <typename M, typename = void>
 struct CallsByName : std::false_type {};
 template <typename M>
@@ -152,13 +196,22 @@ struct CallsByName<M, std::void_t<decltype(std::declval<M&>().call(std::declval<
 
 template <typename M>
 class Adapter {
-  static_assert(std::is_same_v<decltype(M::spec()), Spec>, "a model needs `static Spec spec()`");
+  static_assert(
+      TakesOptions<M>::value || HasPlainSpec<M>::value,
+      "a model needs `static Spec spec(const synk::sdk::Options&)` or `static Spec spec()`");
+  static_assert(std::is_same_v<decltype(specOf<M>(std::declval<const Options&>())), Spec>,
+                "spec() must return synk::sdk::Spec");
   static_assert(std::is_constructible_v<M, const Context&>,
                 "a model needs a constructor taking `const synk::sdk::Context&`");
 
   // Everything one rank's instance owns; the host holds it as an opaque pointer.
   struct Instance {
-    Instance(Spec s, const Context& c) : spec(std::move(s)), context(c), model(context) {}
+    Instance(Options o, const synk_device_info* device, const synk_host_services* host)
+        : options(std::move(o)),
+          spec(specOf<M>(options)),
+          context(device, host, &options),
+          model(context) {}
+    Options options;
     Spec spec;
     Context context;
     M model;
@@ -169,7 +222,11 @@ class Adapter {
   static synk_status describe(const synk_describe_sink* sink, char* error,
                               size_t error_size) noexcept {
     std::string message;
-    const synk_status status = guard(message, [&] { describeSpec(M::spec(), *sink); });
+    const synk_status status = guard(message, [&] {
+      const Options options = sinkOptions(*sink);
+      describeSpec(specOf<M>(options), *sink);
+      declareOptions(options, *sink);
+    });
     if (status != SYNK_OK) writeMessage(error, error_size, message);
     return status;
   }
@@ -182,7 +239,7 @@ class Adapter {
           !SYNK_STRUCT_HAS(host, synk_host_services, release)) {
         throw Error(Status::Unsupported, "the host's device info or services are too small");
       }
-      *instance = new Instance(M::spec(), Context(device, host));
+      *instance = new Instance(hostOptions(*host), device, host);
     });
     if (status != SYNK_OK) writeMessage(error, error_size, message);
     return status;

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "plugins/sdk/detail/options.h"
 #include "plugins/sdk/detail/spec.h"
 #include "plugins/sdk/detail/types.h"
 
@@ -17,8 +18,8 @@ namespace synk::sdk {
 // the instance is destroyed (the host keeps the structs alive that long).
 class Context {
  public:
-  Context(const synk_device_info* device, const synk_host_services* host)
-      : device_(device), host_(host) {}
+  Context(const synk_device_info* device, const synk_host_services* host, const Options* options)
+      : device_(device), host_(host), options_(options) {}
 
   int rank() const { return device_->rank; }
   int nRanks() const { return device_->n_ranks; }
@@ -28,6 +29,8 @@ class Context {
   void* stream() const { return device_->stream; }  // cudaStream_t
   void* blas() const { return device_->blas; }      // cublasHandle_t
   void* comm() const { return device_->comm; }      // ncclComm_t or nullptr
+  // The options the model was loaded with (what spec(options) saw).
+  const Options& options() const { return *options_; }
 
   void log(LogLevel level, const std::string& message) const {
     host_->log(host_->host, static_cast<int32_t>(level), message.c_str());
@@ -46,6 +49,7 @@ class Context {
  private:
   const synk_device_info* device_;
   const synk_host_services* host_;
+  const Options* options_;
 };
 
 // A tensor of one call, in device memory. ConstTensor (inputs, reads) hands out const pointers so
