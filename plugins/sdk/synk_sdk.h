@@ -40,6 +40,7 @@
 #include "plugins/abi/synk_plugin.h"
 #include "plugins/sdk/detail/adapter.h"
 #include "plugins/sdk/detail/call.h"
+#include "plugins/sdk/detail/handlers.h"
 #include "plugins/sdk/detail/options.h"
 #include "plugins/sdk/detail/spec.h"
 #include "plugins/sdk/detail/types.h"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plugins/sdk/detail/call.h"
+#include "plugins/sdk/detail/handlers.h"
 #include "plugins/sdk/detail/spec.h"
 
 namespace synk::sdk::detail {
@@ -187,6 +188,27 @@ inline Options hostOptions(const synk_host_services& host) {
   return Options(host.options, host.n_options);
 }
 
+// Mistakes a declaration can show before any call: a declared output dimension below kAnySize.
+inline void checkSpec(const Spec& spec) {
+  for (const Function& f : spec.functions()) {
+    for (const TensorDecl& out : f.outputs) {
+      for (int64_t dim : out.shape) {
+        if (dim < kAnySize) {
+          throw Error(Status::InvalidArgument, "function '" + f.name + "' declares output '" +
+                                                   out.name + "' with shape " +
+                                                   shapeString(out.shape.data(), out.ndim) +
+                                                   " (dimensions are >= 0, or kAnySize)");
+        }
+      }
+    }
+  }
+}
+
+template <typename M, typename = void>
+struct HasHandlers : std::false_type {};
+template <typename M>
+struct HasHandlers<M, std::void_t<decltype(M::handlers())>> : std::true_type {};
+
 template <typename M, typename = void>
 struct CallsByName : std::false_type {};
 template <typename M>
@@ -204,15 +226,26 @@ class Adapter {
   static_assert(std::is_constructible_v<M, const Context&>,
                 "a model needs a constructor taking `const synk::sdk::Context&`");
 
+  // The handler table, when the model has handlers() (else empty: call() dispatches).
+  static std::vector<typename Handlers<M>::Method> handlerTable(const Spec& spec) {
+    if constexpr (HasHandlers<M>::value) {
+      return M::handlers().bind(spec);
+    } else {
+      return {};
+    }
+  }
+
   // Everything one rank's instance owns; the host holds it as an opaque pointer.
   struct Instance {
     Instance(Options o, const synk_device_info* device, const synk_host_services* host)
         : options(std::move(o)),
           spec(specOf<M>(options)),
+          handlers(handlerTable(spec)),
           context(device, host, &options),
           model(context) {}
     Options options;
     Spec spec;
+    std::vector<typename Handlers<M>::Method> handlers;
     Context context;
     M model;
     std::string last_error;
@@ -224,7 +257,10 @@ class Adapter {
     std::string message;
     const synk_status status = guard(message, [&] {
       const Options options = sinkOptions(*sink);
-      describeSpec(specOf<M>(options), *sink);
+      const Spec spec = specOf<M>(options);
+      checkSpec(spec);
+      handlerTable(spec);  // a function without a handler fails the load, not its first call
+      describeSpec(spec, *sink);
       declareOptions(options, *sink);
     });
     if (status != SYNK_OK) writeMessage(error, error_size, message);
@@ -251,7 +287,9 @@ class Adapter {
     return guard(self->last_error, [&] {
       const Function& decl = checkCall(self->spec, *raw);
       Call frame(raw, &decl, static_cast<int>(raw->function), &self->context);
-      if constexpr (CallsByName<M>::value) {
+      if constexpr (HasHandlers<M>::value) {
+        (self->model.*(self->handlers[raw->function]))(frame);
+      } else if constexpr (CallsByName<M>::value) {
         self->model.call(std::string_view(decl.name), frame);
       } else {
         self->model.call(static_cast<int>(raw->function), frame);

@@ -158,6 +158,14 @@ class Call {
     if (allocated_[index]) {
       throw Error(Status::InvalidArgument, "output '" + out.name + "' allocated twice");
     }
+    for (size_t d = 0; d < out.shape.size(); ++d) {
+      if (out.shape[d] != kAnySize && out.shape[d] != shape[d]) {
+        throw Error(Status::InvalidArgument,
+                    "output '" + out.name + "' is declared with shape " +
+                        shapeString(out.shape.data(), out.ndim) + "; allocated with shape " +
+                        shapeString(shape.data(), static_cast<int>(shape.size())));
+      }
+    }
     allocated_[index] = true;
     shapes_[index] = std::move(shape);
     const Shape& kept = shapes_[index];

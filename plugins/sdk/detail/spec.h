@@ -12,10 +12,16 @@
 
 namespace synk::sdk {
 
+// A dimension of a declared output shape that may take any size (the rows of a batch).
+constexpr int64_t kAnySize = -1;
+
 struct TensorDecl {
   std::string name{};
   DType dtype = DType::Float32;
   int ndim = 0;
+  // Outputs only, optional: the shape every call must allocate (kAnySize where it varies). Empty
+  // with ndim > 0 means undeclared: any shape of ndim dimensions.
+  Shape shape{};
 };
 
 // A shared variable. Aggregate: Variable{.name = "w", .dtype = DType::Float32, .shape = {3, 4}}.
@@ -63,11 +69,18 @@ struct Function {
   std::vector<std::string> updates{};
 
   Function& input(std::string tensor, DType dtype, int ndim) {
-    inputs.push_back({std::move(tensor), dtype, ndim});
+    inputs.push_back({std::move(tensor), dtype, ndim, {}});
     return *this;
   }
   Function& output(std::string tensor, DType dtype, int ndim) {
-    outputs.push_back({std::move(tensor), dtype, ndim});
+    outputs.push_back({std::move(tensor), dtype, ndim, {}});
+    return *this;
+  }
+  // An output with a declared shape: {} is a scalar, {kAnySize, 10} rows of 10. Checked when
+  // the spec is described (every dimension >= 0 or kAnySize) and at each allocation.
+  Function& output(std::string tensor, DType dtype, Shape shape) {
+    const int ndim = static_cast<int>(shape.size());
+    outputs.push_back({std::move(tensor), dtype, ndim, std::move(shape)});
     return *this;
   }
   Function& read(std::string variable) {
