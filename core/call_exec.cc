@@ -159,7 +159,10 @@ void CallExecution::runSlice(const RowRange& local) {
   }
   std::fill(slice_allocated_.begin(), slice_allocated_.end(), false);
   slice_index_ = static_cast<int>(slice_count_++);
-  model_.instance->call(frame);
+  {
+    InCallCollectives::Scope collectives(core_.callCollectives(), waiter_);
+    model_.instance->call(frame);
+  }
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     if (!slice_allocated_[o]) {
       throw PluginError(str(where(), " of model '", model_.spec().name,

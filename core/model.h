@@ -13,6 +13,7 @@
 
 #include "core/array.h"
 #include "core/device.h"
+#include "core/reduce_op.h"
 
 namespace synk {
 
@@ -84,10 +85,22 @@ class CallFrame {
   virtual void* output(int index, const Shape& shape) = 0;
 };
 
+// Collectives a model may run during one of its calls, served by the session: on the host device
+// through shared memory (done on return), on CUDA enqueued on the rank's stream. Every rank must
+// make the same sequence of them within a call.
+class CallCollectives {
+ public:
+  virtual ~CallCollectives() = default;
+  // op: sum, avg, max, min. Throws UsageError outside a call, the communicator's errors (a peer
+  // failed, ranks diverged, the deadline passed: the session is then aborted) otherwise.
+  virtual void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
+};
+
 struct RankInfo {
   int rank = 0;
   int n_ranks = 1;
   Device* device = nullptr;
+  CallCollectives* collectives = nullptr;  // null: the model gets no all_reduce service
 };
 
 class ModelInstance {

@@ -160,7 +160,7 @@ Model SessionCore::load(const std::string& path, const ModelOptions& options) {
   state.path = path;
   state.options = options;
   state.model = model;
-  state.instance = model->instantiate(RankInfo{rank(), size(), &device()});
+  state.instance = model->instantiate(RankInfo{rank(), size(), &device(), &call_collectives_});
   for (const VariableSpec& spec : model->spec().variables) {
     VariableStorage storage;
     storage.dtype = spec.dtype;
@@ -341,7 +341,8 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
                               " functions) declares other variables or functions than the "
                               "master's copy (was the file replaced?)"));
       }
-      state.instance = state.model->instantiate(RankInfo{rank(), size(), &device()});
+      state.instance =
+          state.model->instantiate(RankInfo{rank(), size(), &device(), &call_collectives_});
       for (const VariableSpec& spec : state.spec().variables) {
         VariableStorage storage;
         storage.dtype = spec.dtype;

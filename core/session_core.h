@@ -15,6 +15,7 @@
 #include "core/backend.h"
 #include "core/blob.h"
 #include "core/byte_io.h"
+#include "core/call_collectives.h"
 #include "core/command.h"
 #include "core/device_buffer.h"
 #include "core/heap_buffer.h"
@@ -109,6 +110,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   Device& device() { return backend_->device(); }
   Communicator& communicator(bool native) { return backend_->communicator(native); }
   ShmHeap& heap() { return *heap_; }
+  // What models get as RankInfo::collectives; CallExecution scopes it to each call.
+  InCallCollectives& callCollectives() { return call_collectives_; }
   BlobCache& blobs() { return *blobs_; }
   const std::string& shmPrefix() const { return group_->shmPrefix(); }
 
@@ -201,6 +204,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   std::vector<FunctionBinding> functions_;
   std::vector<FunctionScratch> scratch_;
 
+  InCallCollectives call_collectives_{*this};
   std::vector<Array> results_;
   std::vector<std::vector<Shape>> shape_results_;
   DeviceBuffer collective_buffer_;

@@ -1,6 +1,7 @@
 #pragma once
-/* synk model plugin ABI, version 1.1 (1.1 appended load options to the describe sink and the host
- * services; a 1.0 plugin loads unchanged and accepts no options).
+/* synk model plugin ABI, version 1.2 (1.1 appended load options to the describe sink and the host
+ * services, 1.2 an all-reduce service for calls; a 1.0 plugin loads unchanged and accepts no
+ * options).
  *
  * The only contract between the synk host and a model plugin (a shared library). Pure C: it
  * compiles as C99 and as C++, depends on <stdint.h> and <stddef.h> only, and nothing but C types
@@ -42,7 +43,7 @@ extern "C" {
 #endif
 
 #define SYNK_PLUGIN_ABI_MAJOR 1
-#define SYNK_PLUGIN_ABI_MINOR 1
+#define SYNK_PLUGIN_ABI_MINOR 2
 #define SYNK_PLUGIN_ABI_VERSION \
   (((uint32_t)SYNK_PLUGIN_ABI_MAJOR << 16) | (uint32_t)SYNK_PLUGIN_ABI_MINOR)
 #define SYNK_PLUGIN_ABI_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
@@ -95,6 +96,12 @@ typedef int32_t synk_status;
 /* Device kinds (core/device.h DeviceKind). */
 #define SYNK_DEVICE_HOST 0 /* tensors in host memory */
 #define SYNK_DEVICE_CUDA 1 /* tensors in the rank's GPU memory */
+
+/* Reductions of synk_host_services.all_reduce (ABI 1.2). */
+#define SYNK_REDUCE_SUM 0
+#define SYNK_REDUCE_AVG 1 /* the sum over n_ranks: every rank weighs the same */
+#define SYNK_REDUCE_MAX 2
+#define SYNK_REDUCE_MIN 3
 
 /* Log levels for synk_host_services.log. */
 #define SYNK_LOG_DEBUG 0
@@ -208,6 +215,17 @@ typedef struct synk_host_services {
    * SYNK_STRUCT_HAS; absent from a 1.0 host). Valid until destroy returns. */
   uint32_t n_options;
   const synk_option* options;
+  /* ABI 1.2 (check SYNK_STRUCT_HAS): reduces `count` elements of `dtype` (SYNK_DTYPE_*) in place
+   * in `buffer` (this rank's device memory) over every rank with `op` (SYNK_REDUCE_*), during a
+   * call only, from the calling thread. Every rank must make the same sequence of these calls
+   * (count, dtype, op) within a call, a rank whose share of the batch is empty included, or the
+   * ranks diverge: on the host device the runtime then aborts the session at once, on CUDA the
+   * step's deadline ends it. Host device: done when it returns. CUDA: enqueued (NCCL) on
+   * synk_device_info.stream and not waited for: the plugin orders the stream after the work that
+   * wrote `buffer` (an event) and the work that reads the result after the stream, so other
+   * streams of the plugin keep computing meanwhile. Returns SYNK_OK, or an error code the plugin
+   * returns from call: the host then reports its own reason (a peer failed, a timeout). */
+  synk_status (*all_reduce)(void* host, void* buffer, uint64_t count, int32_t dtype, int32_t op);
 } synk_host_services;
 
 /* ---- call: one invocation of a function on one rank's slice ---- */

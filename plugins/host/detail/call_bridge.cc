@@ -164,7 +164,13 @@ void DllModelInstance::call(CallFrame& frame) {
   raw.host = &outputs;
   raw.allocate_output = &OutputRequests::allocate;
 
+  collective_failure_ = nullptr;
   const synk_status status = library_->table().call(instance_, &raw);
+  if (collective_failure_) {
+    std::exception_ptr failure = collective_failure_;
+    collective_failure_ = nullptr;
+    std::rethrow_exception(failure);
+  }
   if (status == SYNK_OK && outputs.error.empty() &&
       std::find(outputs.allocated.begin(), outputs.allocated.end(), false) ==
           outputs.allocated.end()) {

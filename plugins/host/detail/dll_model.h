@@ -1,5 +1,6 @@
 #pragma once
 // A loaded plugin as a core LoadedModel, and one rank's instance of it (private to plugins/host).
+#include <exception>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -49,6 +50,8 @@ class DllModelInstance final : public ModelInstance {
   static void log(void* host, int32_t level, const char* message) noexcept;
   static void* allocate(void* host, uint64_t bytes) noexcept;
   static void release(void* host, void* pointer) noexcept;
+  static synk_status allReduce(void* host, void* buffer, uint64_t count, int32_t dtype,
+                               int32_t op) noexcept;
 
   // The variables each function reads and updates, looked up once (not by name per call).
   struct FunctionVariables {
@@ -84,6 +87,9 @@ class DllModelInstance final : public ModelInstance {
   // What the plugin allocated and has not released (the ABI: allocate/release on the calling
   // thread only, so no lock).
   std::unordered_set<void*> allocations_;
+  // The first failure of a collective the plugin ran during the current call: rethrown as it is
+  // once the plugin returns (a timeout or a dead peer must reach the runtime as what it was).
+  std::exception_ptr collective_failure_;
   void* instance_ = nullptr;
   // The raw tensors of the call in progress, kept between calls so a call allocates nothing.
   struct RawCall {

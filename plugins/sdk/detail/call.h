@@ -46,6 +46,23 @@ class Context {
   }
   void release(void* pointer) const { host_->release(host_->host, pointer); }
 
+  // Whether the host serves allReduce (ABI 1.2).
+  bool hasAllReduce() const { return SYNK_STRUCT_HAS(host_, synk_host_services, all_reduce); }
+  // Reduces `count` elements in place over every rank, during a call (see synk_host_services:
+  // every rank makes the same sequence of these; on CUDA it is enqueued on stream(), not waited
+  // for). Throws sdk::Error when the host refuses or a peer fails (the host then reports why).
+  void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) const {
+    if (!hasAllReduce()) {
+      throw Error(Status::Unsupported, "the host's plugin ABI is older than 1.2: no all_reduce");
+    }
+    const synk_status status = host_->all_reduce(
+        host_->host, buffer, count, static_cast<int32_t>(dtype), static_cast<int32_t>(op));
+    if (status != SYNK_OK) {
+      throw Error(static_cast<Status>(status), "all_reduce of " + std::to_string(count) + " " +
+                                                   dtypeName(dtype) + " elements failed");
+    }
+  }
+
  private:
   const synk_device_info* device_;
   const synk_host_services* host_;
