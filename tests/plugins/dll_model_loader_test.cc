@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "plugins/abi/synk_plugin.h"
 #include "tests/plugins/plugin_test_support.h"
 
 namespace synk {
@@ -19,6 +20,10 @@ namespace {
 using testing::pluginPath;
 using testing::TestCallFrame;
 using testing::TestDevice;
+
+// This header's ABI version, "1.2".
+const std::string kAbi =
+    std::to_string(SYNK_PLUGIN_ABI_MAJOR) + "." + std::to_string(SYNK_PLUGIN_ABI_MINOR);
 
 std::string canonical(const std::string& target) {
   return std::filesystem::canonical(pluginPath(target)).string();
@@ -88,7 +93,7 @@ TEST_CASE("a library without the version symbol is not a synk plugin", "[plugins
 TEST_CASE("a library without the table symbol names it and its version", "[plugins]") {
   const std::string message = loadErrorOf("synk_test_raw_no_get");
   CHECK_THAT(message, Catch::StartsWith(canonical("synk_test_raw_no_get")) &&
-                          Catch::Contains("reports synk plugin ABI 1.1") &&
+                          Catch::Contains("reports synk plugin ABI " + kAbi) &&
                           Catch::Contains("does not export synk_plugin_v1_get()"));
 }
 
@@ -97,7 +102,7 @@ TEST_CASE("a table with a too small struct_size is refused", "[plugins]") {
   CHECK_THAT(message, Catch::StartsWith(canonical("synk_test_raw_small_table")) &&
                           Catch::Contains("synk_plugin_v1_get() returned a table with "
                                           "struct_size 8") &&
-                          Catch::Contains("plugin reports ABI 1.1, host 1.1"));
+                          Catch::Contains("plugin reports ABI " + kAbi + ", host " + kAbi));
 }
 
 TEST_CASE("a table with a NULL entry is refused", "[plugins]") {
@@ -114,7 +119,7 @@ TEST_CASE("a failing describe reports its code and message", "[plugins]") {
 
 TEST_CASE("invalid declarations are refused with the reason", "[plugins]") {
   const auto [variant, reason] = GENERATE(table<std::string, std::string>({
-      {"invalid_dtype", "variable 'w': unknown dtype code 42 (ABI 1.1 defines 0..6)"},
+      {"invalid_dtype", "variable 'w': unknown dtype code 42 (ABI " + kAbi + " defines 0..6)"},
       {"invalid_duplicate_variable", "variable 'w' is declared twice"},
       {"invalid_ndim", "function 'add', input 'a' has ndim 17; allowed 0..16"},
       {"invalid_reads_unknown",
