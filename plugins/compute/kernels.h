@@ -42,16 +42,19 @@ struct CrossEntropyArgs {
   int64_t ld = 0;
   const int32_t* labels = nullptr;
   // Optional outputs (null: not computed).
-  float* dlogits = nullptr;    // rows x classes (ld_d): softmax - one_hot, the gradient of the
-  int64_t ld_d = 0;            // summed loss
-  float* mean_loss = nullptr;  // device scalar: mean over rows (NaN when rows == 0)
-  float* accuracy = nullptr;   // device scalar: fraction of rows whose argmax is the label
-  float* rows_out = nullptr;   // device scalar: rows, as float (a gradient's divisor)
+  float* dlogits = nullptr;  // rows x classes (ld_d): softmax - one_hot, the gradient of the
+  int64_t ld_d = 0;          // summed loss
+  // Device scalars: the mean loss and the fraction of rows whose argmax is the label; 0 when
+  // rows == 0, so that a row-weighted average over ranks ignores an empty share.
+  float* mean_loss = nullptr;
+  float* accuracy = nullptr;
+  float* rows_out = nullptr;           // device scalar: rows, as float (a gradient's divisor)
   const double* metrics_in = nullptr;  // [loss sum, correct, rows] so far ...
   double* metrics_out = nullptr;       // ... and plus this call's (may equal metrics_in)
 };
-// A label outside [0, classes) is an InvalidArgument naming the row on the host; on CUDA the
-// row's loss is NaN (the kernel cannot throw).
+// A label outside [0, classes) is an InvalidArgument naming the row on the host. On CUDA (a
+// kernel cannot throw) the loss is NaN, rows_out is -infinity (an update dividing by it is an
+// identity: compute/update_rules.h) and the metrics stay as they were.
 void softmaxCrossEntropy(const Device& device, const CrossEntropyArgs& args);
 
 namespace host {

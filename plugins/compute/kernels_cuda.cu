@@ -96,11 +96,12 @@ constexpr int kCeThreads = 512;
 // One block: a classifier's batch has few classes, and one block keeps the sums' order fixed.
 __global__ void softmaxCrossEntropyKernel(CrossEntropyArgs g) {
   __shared__ double shared[kCeThreads];
-  double loss_sum = 0, correct = 0;
+  double loss_sum = 0, correct = 0, invalid = 0;
   for (int64_t i = threadIdx.x; i < g.rows; i += blockDim.x) {
     const float* z = g.logits + i * g.ld;
     const int32_t label = g.labels[i];
     const bool valid = label >= 0 && label < g.classes;
+    invalid += valid ? 0 : 1;
     int64_t best = 0;
     for (int64_t j = 1; j < g.classes; ++j)
       best = z[j] > z[best] ? j : best;
@@ -120,12 +121,18 @@ __global__ void softmaxCrossEntropyKernel(CrossEntropyArgs g) {
   loss_sum = blockSum<kCeThreads>(loss_sum, shared);
   __syncthreads();
   correct = blockSum<kCeThreads>(correct, shared);
+  __syncthreads();
+  invalid = blockSum<kCeThreads>(invalid, shared);
   if (threadIdx.x != 0) return;
   const double rows = static_cast<double>(g.rows);
-  if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : nanf("");
-  if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : nanf("");
-  if (g.rows_out) *g.rows_out = static_cast<float>(g.rows);
-  if (g.metrics_out) {
+  if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
+  if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
+  // A bad label makes the divisor of the gradient negative: the update is then an identity.
+  if (g.rows_out) *g.rows_out = invalid > 0 ? -INFINITY : static_cast<float>(g.rows);
+  if (g.metrics_out && invalid > 0) {
+    for (int k = 0; k < 3; ++k)
+      g.metrics_out[k] = g.metrics_in ? g.metrics_in[k] : 0.0;
+  } else if (g.metrics_out) {
     const double in0 = g.metrics_in ? g.metrics_in[0] : 0.0;
     const double in1 = g.metrics_in ? g.metrics_in[1] : 0.0;
     const double in2 = g.metrics_in ? g.metrics_in[2] : 0.0;

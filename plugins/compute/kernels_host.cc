@@ -1,6 +1,5 @@
 // The host versions of kernels.h: plain loops, the reference the CUDA kernels are tested against.
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "plugins/compute/kernels.h"
@@ -92,14 +91,8 @@ void softmaxCrossEntropy(const CrossEntropyArgs& g) {
     }
   }
   const auto rows = static_cast<double>(g.rows);
-  if (g.mean_loss) {
-    *g.mean_loss =
-        g.rows ? static_cast<float>(loss_sum / rows) : std::numeric_limits<float>::quiet_NaN();
-  }
-  if (g.accuracy) {
-    *g.accuracy =
-        g.rows ? static_cast<float>(correct / rows) : std::numeric_limits<float>::quiet_NaN();
-  }
+  if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
+  if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
   if (g.rows_out) *g.rows_out = static_cast<float>(g.rows);
   if (g.metrics_out) {
     const double in[3] = {g.metrics_in ? g.metrics_in[0] : 0.0,

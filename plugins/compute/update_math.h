@@ -60,15 +60,21 @@ SYNK_COMPUTE_HOST_DEVICE inline void step(const Hyper& h, const Corrections& c, 
   }
 }
 
+// Whether a pass steps at all (see UpdateArgs::grad_divisor).
+SYNK_COMPUTE_HOST_DEVICE inline bool steps(const UpdateArgs& a, float divisor) {
+  return !a.grad_divisor || divisor > 0.0f;
+}
+
 // Element i of a pass: reads everything first, so outputs may alias inputs.
 template <Rule kRule>
 SYNK_COMPUTE_HOST_DEVICE inline void element(const Hyper& h, const Corrections& c,
                                              const UpdateArgs& a, float divisor, int64_t i) {
-  const float g = a.grad_divisor ? a.grad[i] / divisor : a.grad[i];
   float p = a.param[i];
   float s0 = a.state[0] ? a.state[0][i] : 0.0f;
   float s1 = a.state[1] ? a.state[1][i] : 0.0f;
-  step<kRule>(h, c, g, p, s0, s1);
+  if (steps(a, divisor)) {
+    step<kRule>(h, c, a.grad_divisor ? a.grad[i] / divisor : a.grad[i], p, s0, s1);
+  }
   a.param_out[i] = p;
   if (a.state_out[0]) a.state_out[0][i] = s0;
   if (a.state_out[1]) a.state_out[1][i] = s1;

@@ -40,7 +40,7 @@ void hostPass(const Hyper& h, const UpdateArgs& a) {
   const float divisor = a.grad_divisor ? *a.grad_divisor : 1.0f;
   for (int64_t i = 0; i < a.n; ++i)
     update_math::element<kRule>(h, c, a, divisor, i);
-  if (countsSteps(kRule)) *a.step_out = t;
+  if (countsSteps(kRule)) *a.step_out = update_math::steps(a, divisor) ? t : t - 1;
 }
 
 }  // namespace

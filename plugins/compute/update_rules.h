@@ -15,7 +15,9 @@
 //
 // t counts steps from 1; it lives in device memory (an int64 the update reads and writes t + 1
 // to), so a captured CUDA graph replays correctly. The gradient may be divided by a device scalar
-// on the fly (a sum of per-sample gradients divided by the number of samples).
+// on the fly (a sum of per-sample gradients divided by the number of samples); a divisor that is
+// not positive (no samples anywhere, or a batch flagged invalid) makes the step an identity:
+// parameters, state and t are written back unchanged.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -18,12 +18,14 @@ __global__ void updateKernel(Hyper h, UpdateArgs a, bool write_step) {
   const float divisor = a.grad_divisor ? *a.grad_divisor : 1.0f;
   for (int64_t i = globalThread(); i < a.n; i += gridThreads())
     update_math::element<kRule>(h, c, a, divisor, i);
-  if (kCounts && write_step && globalThread() == 0) *a.step_out = t;
+  if (kCounts && write_step && globalThread() == 0) {
+    *a.step_out = update_math::steps(a, divisor) ? t : t - 1;
+  }
 }
 
 // The counter in place: after every thread has read it (a separate launch).
-__global__ void incrementKernel(int64_t* step) {
-  *step += 1;
+__global__ void incrementKernel(int64_t* step, const float* divisor) {
+  if (!divisor || *divisor > 0.0f) *step += 1;
 }
 
 template <Rule kRule>
@@ -32,7 +34,7 @@ void launch(void* stream, const Hyper& h, const UpdateArgs& a) {
   updateKernel<kRule><<<blocksFor(a.n), kThreads, 0, asStream(stream)>>>(h, a, !in_place_step);
   checkLaunch("update kernel");
   if (countsSteps(kRule) && in_place_step) {
-    incrementKernel<<<1, 1, 0, asStream(stream)>>>(a.step_out);
+    incrementKernel<<<1, 1, 0, asStream(stream)>>>(a.step_out, a.grad_divisor);
     checkLaunch("update step counter kernel");
   }
 }

@@ -80,6 +80,15 @@ inline void describeSpec(const Spec& spec, const synk_describe_sink& sink) {
   }
   accepted(sink.set_name(sink.host, spec.name().c_str()), "model name '" + spec.name() + "'");
   for (const Variable& v : spec.variables()) {
+    std::vector<std::byte> computed;
+    if (v.initial_fill) {
+      size_t count = 1;
+      for (int64_t dim : v.shape)
+        count *= dim > 0 ? static_cast<size_t>(dim) : 0;
+      computed.resize(count * dtypeSize(v.dtype));
+      v.initial_fill(computed.data(), computed.size());
+    }
+    const std::vector<std::byte>& initial = v.initial_fill ? computed : v.initial;
     synk_variable_decl decl{};
     decl.struct_size = sizeof decl;
     decl.dtype = static_cast<int32_t>(v.dtype);
@@ -88,8 +97,8 @@ inline void describeSpec(const Spec& spec, const synk_describe_sink& sink) {
     decl.name = v.name.c_str();
     decl.ndim = static_cast<int32_t>(v.shape.size());
     decl.shape = v.shape.data();
-    decl.initial = v.initial.empty() ? nullptr : v.initial.data();
-    decl.initial_bytes = v.initial.size();
+    decl.initial = initial.empty() ? nullptr : initial.data();
+    decl.initial_bytes = initial.size();
     accepted(sink.add_variable(sink.host, &decl), "variable '" + v.name + "'");
   }
   for (const Function& f : spec.functions()) {

@@ -111,8 +111,10 @@ class Options {
   std::vector<int64_t> getIntList(const std::string& key, const std::vector<int64_t>& default_value,
                                   const std::string& help = "") const {
     std::string fallback;
-    for (int64_t v : default_value)
-      fallback += (fallback.empty() ? "" : ",") + std::to_string(v);
+    for (int64_t v : default_value) {
+      if (!fallback.empty()) fallback += ',';
+      fallback += std::to_string(v);
+    }
     const std::string text = getString(key, fallback, help);
     std::vector<int64_t> out;
     size_t begin = 0;

@@ -3,6 +3,7 @@
 // functions, written fluently or as aggregates. Part of plugins/sdk/synk_sdk.h.
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,10 @@ struct Variable {
   std::vector<std::byte> initial{};  // row-major bytes; empty: zeros
   VariableKind kind = VariableKind::Plain;
   Reduction reduction = Reduction::Sum;  // rank_local only
+  // Instead of `initial`: computed only when the host asks for the declaration (describe), not
+  // each time spec() runs (create runs it too); fill(out, bytes) writes every byte. Last member,
+  // so positional aggregates of the members above keep compiling.
+  std::function<void(std::byte*, size_t)> initial_fill{};
 
   // Sets the initial value; T must be the variable's element type (checked by the host too).
   template <typename T>
@@ -43,6 +48,11 @@ struct Variable {
                                                dtypeName(dtypeOf<T>()));
     }
     initial = bytesOf(values);
+    return *this;
+  }
+  Variable& initialFrom(std::function<void(std::byte*, size_t)> fill) {
+    initial.clear();
+    initial_fill = std::move(fill);
     return *this;
   }
   Variable& plain() {

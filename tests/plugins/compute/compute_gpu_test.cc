@@ -227,6 +227,31 @@ TEST_CASE("each fused update kernel matches the host update", "[gpu]") {
   CHECK(gpu.download(dstep, 1)[0] == step);
 }
 
+TEST_CASE("an update kernel with a divisor that is not positive changes nothing", "[gpu]") {
+  Gpu gpu;
+  const std::string name = GENERATE(from_range(ruleNames()));
+  INFO(name);
+  const Rule rule = parseRule(name);
+  const std::vector<float> p0 = randomVector(999, 30), s0 = randomVector(999, 31);
+  UpdateArgs a;
+  a.n = 999;
+  a.param = gpu.upload(p0);
+  a.param_out = gpu.upload(std::vector<float>(999));
+  a.grad = gpu.upload(randomVector(999, 32));
+  a.grad_divisor = gpu.upload(std::vector<float>{-INFINITY});
+  a.state[0] = a.state[1] = gpu.upload(s0);
+  a.state_out[0] = gpu.upload(std::vector<float>(999));
+  a.state_out[1] = gpu.upload(std::vector<float>(999));
+  int64_t* step = gpu.upload(std::vector<int64_t>{5, 0});
+  a.step = step;
+  a.step_out = step + 1;
+  applyUpdate(gpu.device(), rule, defaultHyper(rule), a);
+  CHECK(gpu.download(a.param_out, 999) == p0);
+  CHECK(gpu.download(a.state_out[0], 999) == s0);
+  CHECK(gpu.download(a.state_out[1], 999) == s0);
+  if (countsSteps(rule)) CHECK(gpu.download(step, 2)[1] == 5);
+}
+
 TEST_CASE("a graph cache replays a captured sequence", "[gpu]") {
   Gpu gpu;
   cuda::GraphCache cache(gpu.context(), 2);

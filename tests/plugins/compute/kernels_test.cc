@@ -89,7 +89,7 @@ TEST_CASE("softmax cross-entropy gives loss, accuracy, gradient and metrics in o
 
   args.rows = 0;
   softmaxCrossEntropy(kHost, args);
-  CHECK(std::isnan(mean));
+  CHECK(mean == 0);  // an empty share weighs nothing in a row-weighted average
   CHECK(rows == 0);
 
   const std::vector<int32_t> bad = {1, 2, 0};

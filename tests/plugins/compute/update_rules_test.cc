@@ -131,3 +131,37 @@ TEST_CASE("an update rule refuses to run without its state", "[plugins][compute]
 
 }  // namespace
 }  // namespace synk::compute
+
+namespace synk::compute {
+namespace {
+
+TEST_CASE("a divisor that is not positive makes every update rule an identity",
+          "[plugins][compute]") {
+  const std::string name = GENERATE(from_range(ruleNames()));
+  INFO(name);
+  const std::vector<float> p0 = {1, -2, 3}, s0 = {0.5f, 0.25f, 2}, s1 = {1, 1, 1}, g = {3, 1, -2};
+  std::vector<float> p(3), a(3), b(3);
+  int64_t step = 4, step_out = -1;
+  for (const float divisor : {0.0f, -INFINITY}) {
+    UpdateArgs args;
+    args.n = 3;
+    args.param = p0.data();
+    args.param_out = p.data();
+    args.grad = g.data();
+    args.grad_divisor = &divisor;
+    args.state[0] = s0.data();
+    args.state[1] = s1.data();
+    args.state_out[0] = a.data();
+    args.state_out[1] = b.data();
+    args.step = &step;
+    args.step_out = &step_out;
+    applyUpdate(hostDevice(), parseRule(name), defaultHyper(parseRule(name)), args);
+    CHECK(p == p0);
+    CHECK(a == s0);
+    CHECK(b == s1);
+    if (countsSteps(parseRule(name))) CHECK(step_out == 4);
+  }
+}
+
+}  // namespace
+}  // namespace synk::compute
