@@ -134,7 +134,8 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
       throw InvalidArgument(str(inputLabel(spec, i), ": ", d.label(), " was freed"));
     }
     data.push_back(&d);
-    request.inputs.push_back({d.ref(), d.dtype(), d.shape(), d.minibatch()});
+    request.inputs.push_back(
+        {d.ref(), d.dtype(), d.shape(), d.minibatch(), d.deviceResident(), d.version()});
   }
   if (b.hasScatteredInputs()) {
     request.batch_rows = checkBatch(spec, b, data, options.batch);

@@ -61,6 +61,11 @@ struct DataOptions {
   bool force_cast = false;
   // Allocation slack in [1, 2]: room to grow without reallocating.
   double oversize = 1.0;
+  // cuda: every rank keeps a copy in its GPU's memory, made when a call first uses the Data and
+  // again after it changes (setValue, setShape, set, freeMemory; not writes through view()), so
+  // calls select rows there (an index batch is one gather kernel) instead of copying them from
+  // shared memory. A training set placed on the GPUs once. The cpu backend ignores it.
+  bool device_resident = false;
 };
 
 class Session;

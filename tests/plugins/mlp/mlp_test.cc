@@ -249,3 +249,41 @@ TEST_CASE("every update rule lowers the loss", "[plugins]") {
 
 }  // namespace
 }  // namespace synk
+
+namespace synk {
+namespace {
+
+TEST_CASE("device-resident data gives what shared-memory data gives, and follows its changes",
+          "[plugins]") {
+  const int ranks = GENERATE(1, 2);
+  Session session = test::forkForTest(ranks);
+  Model a = session.load(mlpFile(), with(kSmall, {{"lr", "0.1"}}));
+  Model b = session.load(mlpFile(), with(kSmall, {{"lr", "0.1"}}));
+  const mlp_test::Samples samples = makeSamples(40, 6, 3, 8);
+  const Array xs = Array::of<float>({40, 6}, samples.x), ys = Array::vector<int32_t>(samples.y);
+  Data x = session.data(xs), y = session.data(ys);
+  Data rx = session.data(xs, {.device_resident = true});
+  Data ry = session.data(ys, {.device_resident = true});
+  Function step_a = session.function(a, "train_step");
+  Function step_b = session.function(b, "train_step");
+  const std::vector<Selection> batches = {Selection::indices({3, 17, 5, 39, 0, 22, 8}),
+                                          Selection::range(10, 30),
+                                          Selection::indices({1, 2, 3, 4, 36, 35, 34, 33})};
+  for (const Selection& batch : batches) {
+    CHECK(step_a({x, y}, {.batch = batch}).at(0).as<float>()[0] ==
+          step_b({rx, ry}, {.batch = batch}).at(0).as<float>()[0]);
+  }
+  CHECK(params(a) == params(b));
+  // A change through setValue reaches the ranks' device copies.
+  Array shifted = Array::copyOf(xs);
+  for (int64_t i = 0; i < shifted.size(); ++i)
+    shifted.as<float>()[i] += 0.5f;
+  x.setValue(shifted);
+  rx.setValue(shifted);
+  Function loss_a = session.function(a, "loss");
+  Function loss_b = session.function(b, "loss");
+  CHECK(loss_a({x, y}).at(0).as<float>()[0] == loss_b({rx, ry}).at(0).as<float>()[0]);
+}
+
+}  // namespace
+}  // namespace synk
