@@ -42,8 +42,8 @@ Dataset loadPair(const std::string& dir, const std::string& prefix, int64_t expe
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t label = labels.as<uint8_t>()[i];
     if (label >= out.classes) {
-      throw IdxError(str(labels_file, ": label ", int(label), " of sample ", i,
-                         " is outside 0..9"));
+      throw IdxError(
+          str(labels_file, ": label ", int(label), " of sample ", i, " is outside 0..9"));
     }
     out.y.as<int32_t>()[i] = label;
   }
@@ -61,16 +61,18 @@ Split loadFashionMnist(const std::string& dir) {
   return {loadPair(dir, "train", 60000), loadPair(dir, "t10k", 10000)};
 }
 
-Dataset syntheticClassification(int64_t rows, int64_t features, int classes, uint64_t seed) {
+Dataset syntheticClassification(int64_t rows, int64_t features, int classes, uint64_t seed,
+                                uint64_t teacher_seed) {
   if (rows < 0 || features <= 0 || classes <= 0) {
     throw InvalidArgument(str("synthetic data needs rows >= 0, features > 0 and classes > 0; got ",
                               rows, ", ", features, ", ", classes));
   }
-  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::mt19937_64 teacher_rng(teacher_seed ^ 0x5eed5eed5eedull);
   std::vector<float> teacher(static_cast<size_t>(features * classes));
   for (float& w : teacher)
-    w = uniform(rng);
+    w = uniform(teacher_rng);
+  std::mt19937_64 rng(seed);
   Dataset out;
   out.classes = classes;
   out.x = Array(DType::Float32, {rows, features});

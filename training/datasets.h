@@ -30,8 +30,10 @@ std::string defaultFashionMnistDir();
 // of different counts, a label outside 0..9.
 Split loadFashionMnist(const std::string& dir = defaultFashionMnistDir());
 
-// `rows` samples of `features` features (uniform in [-1, 1]) labelled by a fixed random linear
-// teacher (argmax over `classes`): learnable, deterministic for a seed, any shape.
-Dataset syntheticClassification(int64_t rows, int64_t features, int classes, uint64_t seed);
+// `rows` samples of `features` features (uniform in [-1, 1], drawn from `seed`) labelled by a
+// random linear teacher (argmax over `classes`, drawn from `teacher`): learnable, deterministic,
+// any shape. A training and a test set share the teacher and differ in the seed.
+Dataset syntheticClassification(int64_t rows, int64_t features, int classes, uint64_t seed,
+                                uint64_t teacher = 0);
 
 }  // namespace synk::training

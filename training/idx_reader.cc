@@ -37,31 +37,42 @@ T fromBits(uint64_t bits) {
   return value;
 }
 
-void convert(const ElementType& type, const uint8_t* in, Array& out) {
+template <typename T, typename Read>
+void convertEach(const uint8_t* in, size_t bytes, Array& out, Read read) {
+  T* dst = out.as<T>();
   const int64_t n = out.size();
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t bits = bigEndian(in + static_cast<size_t>(i) * type.bytes, type.bytes);
-    switch (type.code) {
-      case 0x08:
-        out.as<uint8_t>()[i] = static_cast<uint8_t>(bits);
-        break;
-      case 0x09:
-        out.as<int32_t>()[i] = static_cast<int8_t>(bits);
-        break;
-      case 0x0B:
-        out.as<int32_t>()[i] = static_cast<int16_t>(bits);
-        break;
-      case 0x0C:
-        out.as<int32_t>()[i] = static_cast<int32_t>(bits);
-        break;
-      case 0x0D:
-        out.as<float>()[i] = fromBits<float, uint32_t>(bits);
-        break;
-      case 0x0E:
-        out.as<double>()[i] = fromBits<double, uint64_t>(bits);
-        break;
-    }
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = read(bigEndian(in + static_cast<size_t>(i) * bytes, bytes));
+}
+
+void convert(const ElementType& type, const uint8_t* in, Array& out) {
+  switch (type.code) {
+    case 0x08:  // the MNIST family's pixels and labels: a plain copy
+      if (out.bytes()) std::memcpy(out.data(), in, out.bytes());
+      return;
+    case 0x09:
+      return convertEach<int32_t>(in, 1, out, [](uint64_t b) { return int8_t(uint8_t(b)); });
+    case 0x0B:
+      return convertEach<int32_t>(in, 2, out, [](uint64_t b) { return int16_t(uint16_t(b)); });
+    case 0x0C:
+      return convertEach<int32_t>(in, 4, out, [](uint64_t b) { return int32_t(uint32_t(b)); });
+    case 0x0D:
+      return convertEach<float>(in, 4, out,
+                                [](uint64_t b) { return fromBits<float, uint32_t>(b); });
+    case 0x0E:
+      return convertEach<double>(in, 8, out,
+                                 [](uint64_t b) { return fromBits<double, uint64_t>(b); });
   }
+}
+
+// zlib's reason (it prefixes the path, which the caller names already).
+std::string gzipReason(gzFile file, const std::string& path) {
+  int code = 0;
+  std::string why = gzerror(file, &code);
+  if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
+  if (code == Z_ERRNO) return why.empty() ? "read error" : why;
+  return "corrupt or truncated gzip stream (" + (why.empty() ? std::string("zlib error") : why) +
+         ")";
 }
 
 std::string hexByte(uint8_t b) {
@@ -76,7 +87,8 @@ Array parseIdx(const std::vector<uint8_t>& bytes, const std::string& name,
   auto fail = [&](const std::string& what) -> IdxError {
     return IdxError(str(name, ": not a valid IDX file: ", what));
   };
-  if (bytes.size() < 4) throw fail(str("it has ", bytes.size(), " bytes, less than the header's 4"));
+  if (bytes.size() < 4)
+    throw fail(str("it has ", bytes.size(), " bytes, less than the header's 4"));
   if (bytes[0] != 0 || bytes[1] != 0) {
     throw fail(str("the magic number starts with ", hexByte(bytes[0]), " ", hexByte(bytes[1]),
                    ", not two zero bytes",
@@ -105,8 +117,8 @@ Array parseIdx(const std::vector<uint8_t>& bytes, const std::string& name,
     const uint64_t dim = bigEndian(bytes.data() + 4 + 4 * d, 4);
     shape.push_back(static_cast<int64_t>(dim));
     if (dim != 0 && data_bytes > limits.max_bytes / dim) {
-      throw fail(str("dimensions ", shapeString(shape), "... declare more than ",
-                     limits.max_bytes, " bytes of ", type->name));
+      throw fail(str("dimensions ", shapeString(shape), "... declare more than ", limits.max_bytes,
+                     " bytes of ", type->name));
     }
     data_bytes *= dim;
   }
@@ -116,8 +128,8 @@ Array parseIdx(const std::vector<uint8_t>& bytes, const std::string& name,
                    " bytes of data; the file ends after ", have));
   }
   if (have > data_bytes) {
-    throw fail(str(have - data_bytes, " bytes follow the ", data_bytes,
-                   " bytes of data shape ", shapeString(shape), " of ", type->name, " declares"));
+    throw fail(str(have - data_bytes, " bytes follow the ", data_bytes, " bytes of data shape ",
+                   shapeString(shape), " of ", type->name, " declares"));
   }
   Array out(type->dtype, shape);
   convert(*type, bytes.data() + header, out);
@@ -139,18 +151,14 @@ std::vector<uint8_t> readMaybeGzip(const std::string& path, uint64_t max_bytes) 
     }
     out.resize(at + kChunk);
     const int got = gzread(file, out.data() + at, static_cast<unsigned>(kChunk));
-    if (got < 0) {
-      int code = 0;
-      const char* why = gzerror(file, &code);
-      throw IdxError(str(path, ": cannot read: ", why && *why ? why : "zlib error"));
-    }
+    if (got < 0) throw IdxError(str(path, ": cannot read: ", gzipReason(file, path)));
     out.resize(at + static_cast<size_t>(got));
     if (got == 0) break;
   }
   int code = 0;
-  const char* why = gzerror(file, &code);
+  gzerror(file, &code);
   if (code != Z_OK && code != Z_STREAM_END) {
-    throw IdxError(str(path, ": corrupt or truncated gzip stream: ", why ? why : "zlib error"));
+    throw IdxError(str(path, ": cannot read: ", gzipReason(file, path)));
   }
   return out;
 }

@@ -37,7 +37,8 @@ Config parse(int argc, char** argv) {
   std::string widths, optimizer, lr, precision, seed, bucket_bytes, graph;
   int64_t batch = 256;
   bool two_phase = false;
-  po::options_description desc("train: the mlp on Fashion-MNIST (or synthetic data), data-parallel");
+  po::options_description desc(
+      "train: the mlp on Fashion-MNIST (or synthetic data), data-parallel");
   desc.add_options()("help,h", "show this help")(
       "backend", po::value(&c.fork.backend)->default_value("cpu"), "cpu or cuda")(
       "ranks", po::value(&c.fork.n_parallel)->default_value(1), "number of ranks")(
@@ -46,23 +47,23 @@ Config parse(int argc, char** argv) {
       "synthetic-rows", po::value(&c.synthetic_rows)->default_value(60000),
       "synthetic: training rows (the test set is a sixth of it)")(
       "synthetic-features", po::value(&c.synthetic_features)->default_value(784),
-      "synthetic: features")(
-      "widths", po::value(&widths)->default_value("256,128"), "hidden widths")(
+      "synthetic: features")("widths", po::value(&widths)->default_value("256,128"),
+                             "hidden widths")(
       "optimizer", po::value(&optimizer)->default_value("adam"), "update rule")(
       "lr", po::value(&lr)->default_value("0.001"), "learning rate")(
       "precision", po::value(&precision)->default_value("fp32"), "fp32, tf32, bf16 (cuda)")(
       "seed", po::value(&seed)->default_value("0"), "parameter and shuffle seed")(
       "bucket-bytes", po::value(&bucket_bytes)->default_value("0"),
-      "gradient all-reduce bucket size")(
-      "cuda-graph", po::value(&graph)->default_value("true"), "replay steps as a CUDA graph")(
+      "gradient all-reduce bucket size")("cuda-graph", po::value(&graph)->default_value("true"),
+                                         "replay steps as a CUDA graph")(
       "batch", po::value(&batch)->default_value(256), "global batch size")(
       "epochs", po::value(&c.fit.max_epochs)->default_value(20), "at most this many epochs")(
       "target", po::value(&c.fit.target_accuracy)->default_value(0.88),
       "stop at this test accuracy (0: run every epoch)")(
       "eval-slices", po::value(&c.fit.eval_slices)->default_value(1),
-      "slices per rank of the evaluation call")(
-      "resident", po::value(&c.resident)->default_value("auto"),
-      "keep the data on the GPUs: yes, no, auto (cuda)")(
+      "slices per rank of the evaluation call")("resident",
+                                                po::value(&c.resident)->default_value("auto"),
+                                                "keep the data on the GPUs: yes, no, auto (cuda)")(
       "two-phase", po::bool_switch(&two_phase), "grad then update instead of train_step")(
       "json", po::bool_switch(&c.json), "print the result as one JSON object");
   po::variables_map vm;
@@ -77,8 +78,8 @@ Config parse(int argc, char** argv) {
     std::cout << desc;
     std::exit(0);
   }
-  c.model = {{"widths", widths},       {"optimizer", optimizer},       {"lr", lr},
-             {"precision", precision}, {"seed", seed},                 {"bucket_bytes", bucket_bytes},
+  c.model = {{"widths", widths},       {"optimizer", optimizer}, {"lr", lr},
+             {"precision", precision}, {"seed", seed},           {"bucket_bytes", bucket_bytes},
              {"cuda_graph", graph}};
   c.trainer.fused = !two_phase;
   c.fit.epoch.batch = batch;
@@ -110,7 +111,8 @@ int run(Config c) {
   c.model["classes"] = std::to_string(data.train.classes);
   const bool resident = c.resident == "yes" || (c.resident == "auto" && c.fork.backend != "cpu");
   const DataOptions placement{.device_resident = resident};
-  Data train_x = session.data(data.train.x, placement), train_y = session.data(data.train.y, placement);
+  Data train_x = session.data(data.train.x, placement),
+       train_y = session.data(data.train.y, placement);
   Data test_x = session.data(data.test.x, placement), test_y = session.data(data.test.y, placement);
   Model model = session.load(pluginPath("synk_mlp"), c.model);
   Trainer trainer(session, model, c.trainer);
@@ -135,8 +137,8 @@ int run(Config c) {
     return 1;
   }
   if (!c.json) {
-    std::printf("reached test accuracy %.4f >= %.4f at epoch %d after %.3f s\n",
-                last.test.accuracy, c.fit.target_accuracy, last.epoch, result.seconds);
+    std::printf("reached test accuracy %.4f >= %.4f at epoch %d after %.3f s\n", last.test.accuracy,
+                c.fit.target_accuracy, last.epoch, result.seconds);
   }
   return 0;
 }

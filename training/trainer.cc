@@ -49,8 +49,8 @@ std::vector<Selection> epochBatches(int64_t rows, const EpochOptions& options, i
     const int64_t end = std::min(rows, begin + options.batch);
     if (end - begin < options.batch && options.drop_last) break;
     if (options.shuffle) {
-      batches.push_back(Selection::indices(
-          std::vector<int64_t>(order.begin() + begin, order.begin() + end)));
+      batches.push_back(
+          Selection::indices(std::vector<int64_t>(order.begin() + begin, order.begin() + end)));
     } else {
       batches.push_back(Selection::range(begin, end));
     }

@@ -60,9 +60,9 @@ struct EpochOptions {
 std::vector<Selection> epochBatches(int64_t rows, const EpochOptions& options, int epoch);
 
 struct EpochReport {
-  int epoch = 0;           // from 1
-  double seconds = 0;      // since fit() began, the epoch's evaluation included
-  double train_loss = 0;   // mean of the steps' losses (NaN when not fused)
+  int epoch = 0;          // from 1
+  double seconds = 0;     // since fit() began, the epoch's evaluation included
+  double train_loss = 0;  // mean of the steps' losses (NaN when not fused)
   Evaluation test;
   int64_t steps = 0;
 };
@@ -72,7 +72,7 @@ struct FitOptions {
   double target_accuracy = 0;  // stop at the first evaluation reaching it; 0: run every epoch
   int eval_slices = 1;
   EpochOptions epoch;
-  std::function<void(const EpochReport&)> progress;  // after each epoch
+  std::function<void(const EpochReport&)> progress{};  // after each epoch
 };
 
 struct FitResult {
