@@ -73,6 +73,12 @@ void Network::loss(const int32_t* labels, int64_t rows, compute::CrossEntropyArg
 
 void Network::backward(const float* params, int64_t rows, float* grad,
                        const std::function<void(int)>& layer_done) {
+  if (rows == 0) {  // an empty share still takes part in every bucket, with a zero gradient
+    compute::fill(device_, grad, config_.parameters(), 0.0f);
+    for (int l = config_.layers() - 1; l >= 0; --l)
+      layer_done(l);
+    return;
+  }
   for (int l = config_.layers() - 1; l >= 0; --l) {
     const int64_t in = config_.dims[l], out = config_.dims[l + 1];
     // [dW; db] = [a | 1]^T d: the block's gradient, summed over the rows.
