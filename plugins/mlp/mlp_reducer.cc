@@ -24,6 +24,11 @@ GradientReducer::GradientReducer(const Config& config, const sdk::Context& conte
       reduces_(context.nRanks() > 1),
       two_streams_(context.isCuda() && compute_stream != context.stream()),
       compute_stream_(compute_stream) {
+  if (reduces_ && !context.hasAllReduce()) {
+    throw sdk::Error(sdk::Status::Unsupported,
+                     "the mlp on several ranks needs the host's all_reduce (plugin ABI 1.2); "
+                     "this host's ABI is older");
+  }
   if (!two_streams_) return;
   start_ = std::make_unique<compute::cuda::Event>();
   done_ = std::make_unique<compute::cuda::Event>();
