@@ -62,12 +62,20 @@ __global__ void finalSumKernel(const float* partials, int count, float* out) {
   if (threadIdx.x == 0) *out = static_cast<float>(total);
 }
 
+// Matrix kernels walk rows along grid y and columns along grid x (coalesced), both grid-stride:
+// no 64-bit division per element.
+__device__ inline int64_t firstColumn() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t columnStride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
 __global__ void copyWithOnesKernel(const float* x, int64_t rows, int64_t cols, float* y,
                                    int64_t ldy) {
-  const int64_t width = cols + 1;
-  for (int64_t e = globalThread(); e < rows * width; e += gridThreads()) {
-    const int64_t i = e / width, j = e % width;
-    y[i * ldy + j] = j < cols ? x[i * cols + j] : 1.0f;
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    for (int64_t j = firstColumn(); j <= cols; j += columnStride())
+      y[i * ldy + j] = j < cols ? x[i * cols + j] : 1.0f;
   }
 }
 
@@ -77,18 +85,28 @@ __global__ void setColumnKernel(float* y, int64_t rows, int64_t ld, int64_t col,
 }
 
 __global__ void reluKernel(float* z, int64_t rows, int64_t cols, int64_t ld) {
-  for (int64_t e = globalThread(); e < rows * cols; e += gridThreads()) {
-    float* v = z + (e / cols) * ld + e % cols;
-    *v = *v > 0.0f ? *v : 0.0f;
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    for (int64_t j = firstColumn(); j < cols; j += columnStride()) {
+      float* v = z + i * ld + j;
+      *v = *v > 0.0f ? *v : 0.0f;
+    }
   }
 }
 
 __global__ void reluBackwardKernel(const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows,
                                    int64_t cols) {
-  for (int64_t e = globalThread(); e < rows * cols; e += gridThreads()) {
-    const int64_t i = e / cols, j = e % cols;
-    if (!(a[i * lda + j] > 0.0f)) d[i * ldd + j] = 0.0f;
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    for (int64_t j = firstColumn(); j < cols; j += columnStride()) {
+      if (!(a[i * lda + j] > 0.0f)) d[i * ldd + j] = 0.0f;
+    }
   }
+}
+
+// Enough blocks for about one thread per element, at most 65,535 rows of blocks (the rest loop).
+dim3 matrixGrid(int64_t rows, int64_t cols) {
+  const int64_t across = (cols + kThreads - 1) / kThreads;
+  return dim3(static_cast<unsigned>(across < 1 ? 1 : across),
+              static_cast<unsigned>(rows < 1 ? 1 : (rows > 65535 ? 65535 : rows)));
 }
 
 constexpr int kCeThreads = 512;
@@ -177,8 +195,8 @@ void sum(void* stream, const float* x, int64_t n, float* out, float* scratch) {
 
 void copyWithOnes(void* stream, const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy) {
   if (rows <= 0) return;
-  copyWithOnesKernel<<<blocksFor(rows * (cols + 1)), kThreads, 0, asStream(stream)>>>(x, rows, cols,
-                                                                                      y, ldy);
+  copyWithOnesKernel<<<matrixGrid(rows, cols + 1), kThreads, 0, asStream(stream)>>>(x, rows, cols,
+                                                                                    y, ldy);
   checkLaunch("copyWithOnes kernel");
 }
 
@@ -190,14 +208,14 @@ void setColumn(void* stream, float* y, int64_t rows, int64_t ld, int64_t col, fl
 
 void relu(void* stream, float* z, int64_t rows, int64_t cols, int64_t ld) {
   if (rows * cols <= 0) return;
-  reluKernel<<<blocksFor(rows * cols), kThreads, 0, asStream(stream)>>>(z, rows, cols, ld);
+  reluKernel<<<matrixGrid(rows, cols), kThreads, 0, asStream(stream)>>>(z, rows, cols, ld);
   checkLaunch("relu kernel");
 }
 
 void reluBackward(void* stream, const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows,
                   int64_t cols) {
   if (rows * cols <= 0) return;
-  reluBackwardKernel<<<blocksFor(rows * cols), kThreads, 0, asStream(stream)>>>(a, lda, d, ldd,
+  reluBackwardKernel<<<matrixGrid(rows, cols), kThreads, 0, asStream(stream)>>>(a, lda, d, ldd,
                                                                                 rows, cols);
   checkLaunch("reluBackward kernel");
 }
