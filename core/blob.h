@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/device_buffer.h"
 #include "core/shm_segment.h"
 
 namespace synk {
@@ -34,12 +35,18 @@ class BlobCache {
 
   // The blob's bytes in this process, mapping (and registering) it on first use of a generation.
   std::byte* attach(const BlobRef& ref);
+  // The first `bytes` bytes of the blob in device memory (a device-resident Data): copied from
+  // shared memory when the generation or `version` differs from the copy's; `copied` says whether
+  // a copy was enqueued (it reads host memory until the device is synchronised).
+  std::byte* deviceCopy(const BlobRef& ref, uint64_t version, size_t bytes, bool& copied);
   void release(uint64_t id);
 
  private:
   struct Entry {
     uint64_t generation = 0;
     ShmSegment segment;
+    DeviceBuffer copy;  // device-resident Data only
+    uint64_t copy_version = 0;
   };
   void drop(Entry& entry);
 

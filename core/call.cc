@@ -183,7 +183,8 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
       throw InvalidArgument(str(inputLabel(spec, i), ": ", d.label(), " was freed"));
     }
     data.push_back(&d);
-    request.inputs.push_back({d.ref(), d.dtype(), d.shape(), d.minibatch()});
+    request.inputs.push_back(
+        {d.ref(), d.dtype(), d.shape(), d.minibatch(), d.deviceResident(), d.version()});
   }
   if (b.hasScatteredInputs()) {
     // Zero rows is a valid call: every rank runs the function on zero rows, as asLocal would.

@@ -161,7 +161,10 @@ void CallExecution::runSlice(const RowRange& local) {
   frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
   std::fill(slice_allocated_.begin(), slice_allocated_.end(), false);
   slice_index_ = static_cast<int>(slice_count_++);
-  model_.instance->call(frame);
+  {
+    InCallCollectives::Scope collectives(core_.callCollectives(), waiter_);
+    model_.instance->call(frame);
+  }
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     if (!slice_allocated_[o] && request_.wants(o)) {
       throw PluginError(str(where(), " of model '", model_.spec().name,
@@ -242,8 +245,39 @@ void CallExecution::combine(DeviceBuffer& acc, DeviceBuffer& slice, int64_t coun
 
 // ---- inputs
 
+std::byte* CallExecution::residentCopy(const CallInput& in) {
+  bool copied = false;
+  const size_t bytes = static_cast<size_t>(numElements(in.shape)) * dtypeSize(in.dtype);
+  std::byte* base = core_.blobs().deviceCopy(in.blob, in.version, bytes, copied);
+  host_reads_pending_ = host_reads_pending_ || copied;
+  return base;
+}
+
+TensorRef CallExecution::residentInput(size_t i, const RowRange& local) {
+  const CallInput& in = request_.inputs[i];
+  Shape shape = in.shape;
+  shape[0] = local.size();
+  const size_t row_bytes = rowBytes(in.shape, in.dtype);
+  std::byte* base = residentCopy(in);
+  const int64_t p0 = mine_.begin + local.begin;
+  const int64_t offset = in.minibatch ? request_.batch.first() : 0;
+  if (request_.batch.isContiguous()) {
+    return {base + static_cast<size_t>(request_.batch.rowAt(p0) - offset) * row_bytes, in.dtype,
+            shape};
+  }
+  resident_rows_.resize(static_cast<size_t>(local.size()));
+  for (int64_t k = 0; k < local.size(); ++k)
+    resident_rows_[static_cast<size_t>(k)] = request_.batch.rowAt(p0 + k) - offset;
+  scratch_.inputs[i].reserve(device_,
+                             std::max<size_t>(static_cast<size_t>(local.size()) * row_bytes, 1));
+  device_.gatherRows(scratch_.inputs[i].data(), base, row_bytes, resident_rows_.data(),
+                     resident_rows_.size());
+  return {scratch_.inputs[i].data(), in.dtype, shape};
+}
+
 TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
   const CallInput& in = request_.inputs[i];
+  if (in.device_resident && !device_.isHost()) return residentInput(i, local);
   Shape shape = in.shape;
   shape[0] = local.size();
   const size_t row_bytes = rowBytes(in.shape, in.dtype);
@@ -292,6 +326,10 @@ void CallExecution::prepareBroadcastInputs() {
     if (!binding_.broadcast[i]) continue;
     const CallInput& in = request_.inputs[i];
     const size_t bytes = static_cast<size_t>(numElements(in.shape)) * dtypeSize(in.dtype);
+    if (in.device_resident && !device_.isHost() && bytes) {
+      broadcast_inputs_[i] = {residentCopy(in), in.dtype, in.shape};
+      continue;
+    }
     std::byte* base = bytes ? core_.blobs().attach(in.blob) : nullptr;
     if (device_.isHost()) {
       broadcast_inputs_[i] = {base, in.dtype, in.shape};

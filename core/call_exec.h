@@ -37,6 +37,10 @@ class CallExecution {
   void combine(DeviceBuffer& acc, DeviceBuffer& slice, int64_t count, DType dtype, ReduceOp op,
                double weight, bool first);
   TensorRef scatteredInput(size_t i, const RowRange& local);
+  // A device-resident Data input: rows from the rank's device copy (a pointer into it, or one
+  // gather kernel for an index batch).
+  TensorRef residentInput(size_t i, const RowRange& local);
+  std::byte* residentCopy(const CallInput& in);
   void prepareBroadcastInputs();
   TensorRef sliceableRead(size_t j, const RowRange& local);
   const VariableStorage& readStorage(size_t j) const;
@@ -77,6 +81,7 @@ class CallExecution {
   int slice_index_ = 0;
   size_t slice_count_ = 0;
   std::vector<TensorRef> broadcast_inputs_;
+  std::vector<int64_t> resident_rows_;  // source rows of an index batch, for gatherRows
   std::vector<Shape> slice_shapes_;
   std::vector<bool> slice_allocated_;
   std::vector<Shape> acc_shapes_;

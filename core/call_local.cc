@@ -76,7 +76,10 @@ std::vector<Array> SessionCore::callLocal(uint32_t id, const std::vector<ArrayVi
     updates[u].reserve(dev, std::max<size_t>(var.bytes(), 1));
     frame.updates.push_back({updates[u].data(), var.dtype, var.shape});
   }
-  model.instance->call(frame);
+  {
+    InCallCollectives::Scope collectives(callCollectives());
+    model.instance->call(frame);
+  }
   for (size_t o = 0; o < spec.outputs.size(); ++o) {
     if (!frame.produced_[o]) {
       throw PluginError(str("function '", spec.name, "' returned without producing output '",

@@ -7,6 +7,8 @@ void CallInput::write(ByteWriter& out) const {
   out.put(dtype);
   out.putVector(shape);
   out.put(minibatch);
+  out.put(device_resident);
+  out.put(version);
 }
 
 CallInput CallInput::read(ByteReader& in) {
@@ -15,6 +17,8 @@ CallInput CallInput::read(ByteReader& in) {
   input.dtype = in.get<DType>();
   input.shape = in.getVector<int64_t>();
   input.minibatch = in.get<uint8_t>();
+  input.device_resident = in.get<uint8_t>();
+  input.version = in.get<uint64_t>();
   return input;
 }
 

@@ -15,6 +15,8 @@ struct CallInput {
   DType dtype = DType::Float32;
   Shape shape;
   uint8_t minibatch = 0;
+  uint8_t device_resident = 0;
+  uint64_t version = 0;  // of a device-resident Data: the ranks' copies follow it
 
   void write(ByteWriter& out) const;
   static CallInput read(ByteReader& in);

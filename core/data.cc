@@ -37,7 +37,8 @@ DataImpl::DataImpl(std::shared_ptr<SessionCore> core, uint64_t id, DType dtype, 
       name_(options.name),
       dtype_(dtype),
       shape_(std::move(shape)),
-      minibatch_(options.minibatch) {
+      minibatch_(options.minibatch),
+      device_resident_(options.device_resident) {
   checkOversize(options.oversize);
   const int64_t n = numElements(shape_);
   if (n > 0) {
@@ -97,6 +98,7 @@ Array DataImpl::condition(const ArrayView& value, bool force_cast) const {
 
 void DataImpl::setValue(const ArrayView& value, bool force_cast, double oversize) {
   checkOpen();
+  touch();
   checkOversize(oversize);
   const Array converted = condition(value, force_cast);
   const int64_t n = converted.size();
@@ -109,6 +111,7 @@ void DataImpl::setValue(const ArrayView& value, bool force_cast, double oversize
 
 void DataImpl::setShape(const Shape& shape, double oversize) {
   checkOpen();
+  touch();
   checkOversize(oversize);
   if (static_cast<int>(shape.size()) != ndim()) {
     throw InvalidArgument(str(label(), ": set_shape to ", shapeString(shape), " changes ndim ",
@@ -129,6 +132,7 @@ void DataImpl::setShape(const Shape& shape, double oversize) {
 
 void DataImpl::freeMemory() {
   checkOpen();
+  touch();
   dropSegment();
   if (!shape_.empty()) shape_[0] = 0;
 }
@@ -198,6 +202,7 @@ double Data::get(std::initializer_list<int64_t> index) const {
 }
 void Data::set(std::initializer_list<int64_t> index, double value) {
   const ArrayView v = view();
+  impl().touch();
   // Locate the element through a one-element view of its row-major offset.
   int64_t offset = 0;
   size_t axis = 0;

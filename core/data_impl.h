@@ -31,6 +31,10 @@ class DataImpl {
   const Shape& shape() const { return shape_; }
   int64_t allocElements() const { return alloc_elements_; }
   bool minibatch() const { return minibatch_; }
+  bool deviceResident() const { return device_resident_; }
+  // Counts the master's writes, so ranks know when their device copy is stale.
+  uint64_t version() const { return version_; }
+  void touch() { ++version_; }
   BlobRef ref() const { return {id_, generation_, segment_.size()}; }
   std::byte* bytes() const { return static_cast<std::byte*>(segment_.data()); }
   ArrayView view() const;
@@ -52,6 +56,8 @@ class DataImpl {
   DType dtype_;
   Shape shape_;
   bool minibatch_;
+  bool device_resident_;
+  uint64_t version_ = 1;
   ShmSegment segment_;
   uint64_t generation_ = 0;
   int64_t alloc_elements_ = 0;

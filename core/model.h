@@ -6,12 +6,14 @@
 // every rank instantiates it once after fork, on its own Device, and calls its functions on its
 // slice of the data. (The user-facing handle synk::Model, core/session.h, refers to one.)
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/array.h"
 #include "core/device.h"
+#include "core/reduce_op.h"
 
 namespace synk {
 
@@ -45,10 +47,22 @@ struct FunctionSpec {
   std::vector<std::string> updates;  // shared variables it computes new values for
 };
 
+// Load-time options of a model (key -> value as text): widths, an optimizer, a learning rate.
+// The model declares which keys it accepts; any other key fails the load.
+using ModelOptions = std::map<std::string, std::string>;
+
+// An option the model accepts, as it declared it.
+struct OptionSpec {
+  std::string name;
+  std::string default_value;  // as text; empty when the model gave none
+  std::string help;
+};
+
 struct ModelSpec {
   std::string name;
   std::vector<VariableSpec> variables;
   std::vector<FunctionSpec> functions;
+  std::vector<OptionSpec> options;  // what the model accepts (not what it was given)
 };
 
 // A tensor in device memory, as a function sees it.
@@ -74,10 +88,22 @@ class CallFrame {
   virtual void* output(int index, const Shape& shape) = 0;
 };
 
+// Collectives a model may run during one of its calls, served by the session: on the host device
+// through shared memory (done on return), on CUDA enqueued on the rank's stream. Every rank must
+// make the same sequence of them within a call.
+class CallCollectives {
+ public:
+  virtual ~CallCollectives() = default;
+  // op: sum, avg, max, min. Throws UsageError outside a call, the communicator's errors (a peer
+  // failed, ranks diverged, the deadline passed: the session is then aborted) otherwise.
+  virtual void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
+};
+
 struct RankInfo {
   int rank = 0;
   int n_ranks = 1;
   Device* device = nullptr;
+  CallCollectives* collectives = nullptr;  // null: the model gets no all_reduce service
 };
 
 class ModelInstance {
@@ -100,8 +126,11 @@ class LoadedModel {
 class ModelLoader {
  public:
   virtual ~ModelLoader() = default;
-  // Loads and validates a model; throws PluginError naming the file, symbol and versions.
-  virtual std::shared_ptr<LoadedModel> load(const std::string& path) = 0;
+  // Loads and validates a model built with `options` (the declarations may depend on them);
+  // throws PluginError naming the file, symbol and versions, or an option the model does not
+  // accept together with the ones it does.
+  virtual std::shared_ptr<LoadedModel> load(const std::string& path,
+                                            const ModelOptions& options = {}) = 0;
 };
 
 }  // namespace synk

@@ -158,14 +158,15 @@ void SessionCore::reshapeStorage(VariableStorage& storage, const Shape& shape) {
   storage.buffer.reserve(device(), std::max<size_t>(storage.bytes(), 1));
 }
 
-Model SessionCore::load(const std::string& path) {
+Model SessionCore::load(const std::string& path, const ModelOptions& options) {
   ensureOpen();
-  std::shared_ptr<LoadedModel> model = loader_->load(path);
+  std::shared_ptr<LoadedModel> model = loader_->load(path, options);
   ModelState state;
   state.id = static_cast<uint32_t>(models_.size());
   state.path = model->source();  // the file found: every rank loads exactly this one
+  state.options = options;
   state.model = model;
-  state.instance = model->instantiate(RankInfo{rank(), size(), &device()});
+  state.instance = model->instantiate(RankInfo{rank(), size(), &device(), &call_collectives_});
   for (const VariableSpec& spec : model->spec().variables) {
     VariableStorage storage;
     storage.dtype = spec.dtype;
@@ -326,6 +327,11 @@ void SessionCore::runDistribute(const std::vector<uint32_t>& new_models,
   for (uint32_t id : new_models) {
     payload.put(id);
     payload.putString(models_[id].path);
+    payload.put<uint64_t>(models_[id].options.size());
+    for (const auto& [key, value] : models_[id].options) {
+      payload.putString(key);
+      payload.putString(value);
+    }
     payload.putVector(specSignature(models_[id].spec()));
     for (const VariableStorage& var : models_[id].variables)
       payload.putVector(var.shape);
@@ -350,6 +356,12 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
     for (uint64_t k = 0; k < n_models; ++k) {
       const auto id = in.get<uint32_t>();
       const std::string path = in.getString();
+      ModelOptions options;
+      const auto n_options = in.get<uint64_t>();
+      for (uint64_t o = 0; o < n_options; ++o) {
+        std::string key = in.getString();
+        options[key] = in.getString();
+      }
       const std::vector<std::byte> master_signature = in.getVector<std::byte>();
       new_models.push_back(id);
       if (isMaster()) {
@@ -361,7 +373,8 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
       ModelState& state = models_[id];
       state.id = id;
       state.path = path;
-      state.model = loader_->load(path);
+      state.options = options;
+      state.model = loader_->load(path, options);
       if (specSignature(state.spec()) != master_signature) {
         // Each rank loads the file itself: it may have been replaced since the master loaded it.
         throw PluginError(str("model '", path, "' on rank ", rank(), " ('", state.spec().name,
@@ -370,7 +383,8 @@ Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
                               " functions) declares other variables or functions than the "
                               "master's copy (was the file replaced?)"));
       }
-      state.instance = state.model->instantiate(RankInfo{rank(), size(), &device()});
+      state.instance =
+          state.model->instantiate(RankInfo{rank(), size(), &device(), &call_collectives_});
       for (const VariableSpec& spec : state.spec().variables) {
         VariableStorage storage;
         storage.dtype = spec.dtype;

@@ -147,8 +147,8 @@ std::vector<int> Session::pids() const {
     out.push_back(c.group().pidOf(r));
   return out;
 }
-Model Session::load(const std::string& plugin_path) {
-  return core().load(plugin_path);
+Model Session::load(const std::string& plugin_path, const ModelOptions& options) {
+  return core().load(plugin_path, options);
 }
 Function Session::function(const Model& model, const std::string& name,
                            const FunctionOptions& options) {
@@ -258,6 +258,9 @@ const std::string& Model::name() const {
 }
 const std::string& Model::source() const {
   return coreOf(core_, "model").modelState(id_).path;
+}
+const ModelOptions& Model::options() const {
+  return coreOf(core_, "model").modelState(id_).options;
 }
 const ModelSpec& Model::spec() const {
   return coreOf(core_, "model").modelState(id_).spec();

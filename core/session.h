@@ -67,6 +67,11 @@ struct DataOptions {
   bool force_cast = false;
   // Allocation slack in [1, 2]: room to grow without reallocating.
   double oversize = 1.0;
+  // cuda: every rank keeps a copy in its GPU's memory, made when a call first uses the Data and
+  // again after it changes (setValue, setShape, set, freeMemory; not writes through view()), so
+  // calls select rows there (an index batch is one gather kernel) instead of copying them from
+  // shared memory. A training set placed on the GPUs once. The cpu backend ignores it.
+  bool device_resident = false;
 };
 
 class Session;
@@ -152,6 +157,8 @@ class Model {
   Model() = default;
   const std::string& name() const;
   const std::string& source() const;
+  // The options it was loaded with (spec().options lists the ones it accepts).
+  const ModelOptions& options() const;
   const ModelSpec& spec() const;
   Variable variable(const std::string& name) const;
   std::vector<Variable> variables() const;
@@ -264,7 +271,9 @@ class Session {
   // A plugin by path ("build/lib/libmy_model.so", "./libm.so") or by name ("my_model": the file
   // libmy_model.so on the plugin search path: $SYNK_PLUGIN_PATH, then the installed plugin
   // folder, then the build's lib/; core/plugin_search.h). Not found: PluginError listing where.
-  Model load(const std::string& plugin_path);
+  // Every rank builds the model with `options` (key -> value as text; the model declares the
+  // keys it accepts: any other key is an error naming the key and the valid ones).
+  Model load(const std::string& plugin_path, const ModelOptions& options = {});
   Function function(const Model& model, const std::string& name,
                     const FunctionOptions& options = {});
   // Replicates models (their variables broadcast from the master) and functions made since the

@@ -18,6 +18,7 @@
 #include "core/backend.h"
 #include "core/blob.h"
 #include "core/byte_io.h"
+#include "core/call_collectives.h"
 #include "core/command.h"
 #include "core/device_buffer.h"
 #include "core/heap_buffer.h"
@@ -41,6 +42,7 @@ struct VariableStorage {
 struct ModelState {
   uint32_t id = 0;
   std::string path;
+  ModelOptions options;  // what the model was loaded with; every rank loads it with the same
   std::shared_ptr<LoadedModel> model;
   std::unique_ptr<ModelInstance> instance;
   std::vector<VariableStorage> variables;  // ModelSpec::variables order
@@ -131,6 +133,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   // has it) runs natively; asked for native where there is none, throws UsageError at once.
   bool resolveNative(std::optional<bool> requested);
   ShmHeap& heap() { return *heap_; }
+  // What models get as RankInfo::collectives; CallExecution scopes it to each call.
+  InCallCollectives& callCollectives() { return call_collectives_; }
   BlobCache& blobs() { return *blobs_; }
   const std::string& shmPrefix() const { return group_->shmPrefix(); }
 
@@ -140,7 +144,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void barrierStep();
 
   // ---- models, functions, variables (models.cc)
-  Model load(const std::string& path);
+  Model load(const std::string& path, const ModelOptions& options);
   Function makeFunction(const Model& model, const std::string& name,
                         const FunctionOptions& options);
   void distribute();
@@ -233,6 +237,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   std::vector<FunctionBinding> functions_;
   std::vector<FunctionScratch> scratch_;
 
+  InCallCollectives call_collectives_{*this};
   std::vector<Array> results_;
   std::vector<std::vector<Shape>> shape_results_;
   DeviceBuffer collective_buffer_;

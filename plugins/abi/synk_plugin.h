@@ -1,5 +1,7 @@
 #pragma once
-/* synk model plugin ABI, version 1.1 (1.1 appended synk_call.wanted_outputs).
+/* synk model plugin ABI, version 1.3 (1.1 appended load options to the describe sink and the host
+ * services, 1.2 an all-reduce service for calls, 1.3 synk_call.wanted_outputs; a 1.0 plugin loads
+ * unchanged and accepts no options).
  *
  * The only contract between the synk host and a model plugin (a shared library). Pure C: it
  * compiles as C99 and as C++, depends on <stdint.h> and <stddef.h> only, and nothing but C types
@@ -41,7 +43,7 @@ extern "C" {
 #endif
 
 #define SYNK_PLUGIN_ABI_MAJOR 1
-#define SYNK_PLUGIN_ABI_MINOR 1
+#define SYNK_PLUGIN_ABI_MINOR 3
 #define SYNK_PLUGIN_ABI_VERSION \
   (((uint32_t)SYNK_PLUGIN_ABI_MAJOR << 16) | (uint32_t)SYNK_PLUGIN_ABI_MINOR)
 #define SYNK_PLUGIN_ABI_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
@@ -95,6 +97,12 @@ typedef int32_t synk_status;
 #define SYNK_DEVICE_HOST 0 /* tensors in host memory */
 #define SYNK_DEVICE_CUDA 1 /* tensors in the rank's GPU memory */
 
+/* Reductions of synk_host_services.all_reduce (ABI 1.2). */
+#define SYNK_REDUCE_SUM 0
+#define SYNK_REDUCE_AVG 1 /* the sum over n_ranks: every rank weighs the same */
+#define SYNK_REDUCE_MAX 2
+#define SYNK_REDUCE_MIN 3
+
 /* Log levels for synk_host_services.log. */
 #define SYNK_LOG_DEBUG 0
 #define SYNK_LOG_INFO 1
@@ -138,6 +146,23 @@ typedef struct synk_function_decl {
   const char* const* updates; /* names of shared variables it computes new values for */
 } synk_function_decl;
 
+/* One load option given to the model (ABI 1.1): a key and its value as text, both NUL-terminated.
+ * The host hands the same list to describe and to every rank's create. */
+typedef struct synk_option {
+  uint32_t struct_size;
+  const char* key;
+  const char* value;
+} synk_option;
+
+/* An option the model accepts (ABI 1.1), declared in describe. The host refuses a load whose
+ * options name a key no declaration names, listing the declared ones. */
+typedef struct synk_option_decl {
+  uint32_t struct_size;
+  const char* name;
+  const char* default_value; /* as text, for listings; may be NULL */
+  const char* help;          /* one line; may be NULL */
+} synk_option_decl;
+
 /* Host-provided sink. Each callback copies its argument and returns SYNK_OK, or an error code
  * when the declaration is invalid (the host keeps the reason and names it when load fails); a
  * plugin should then stop and return that code. Variables may be declared after the functions
@@ -148,6 +173,13 @@ typedef struct synk_describe_sink {
   synk_status (*set_name)(void* host, const char* model_name); /* exactly once */
   synk_status (*add_variable)(void* host, const synk_variable_decl* variable);
   synk_status (*add_function)(void* host, const synk_function_decl* function);
+  /* ABI 1.1 (check SYNK_STRUCT_HAS; a 1.0 host has neither: the model then gets no options). The
+   * model's declarations may depend on the options (a width, a depth). Elements are walked by
+   * their struct_size (synk_option_at). */
+  uint32_t n_options;
+  const synk_option* options;
+  /* Declares one accepted option; a key declared twice is an invalid declaration. */
+  synk_status (*add_option)(void* host, const synk_option_decl* option);
 } synk_describe_sink;
 
 /* ---- create: host -> plugin, in the rank's process after fork ---- */
@@ -179,6 +211,21 @@ typedef struct synk_host_services {
    * After a session abort `destroy` is not called: the GPU may never finish queued work. */
   void* (*allocate)(void* host, uint64_t bytes);
   void (*release)(void* host, void* pointer);
+  /* ABI 1.1: the options the model was loaded with, the list describe saw (check
+   * SYNK_STRUCT_HAS; absent from a 1.0 host). Valid until destroy returns. */
+  uint32_t n_options;
+  const synk_option* options;
+  /* ABI 1.2 (check SYNK_STRUCT_HAS): reduces `count` elements of `dtype` (SYNK_DTYPE_*) in place
+   * in `buffer` (this rank's device memory) over every rank with `op` (SYNK_REDUCE_*), during a
+   * call only, from the calling thread. Every rank must make the same sequence of these calls
+   * (count, dtype, op) within a call, a rank whose share of the batch is empty included, or the
+   * ranks diverge: on the host device the runtime then aborts the session at once, on CUDA the
+   * step's deadline ends it. Host device: done when it returns. CUDA: enqueued (NCCL) on
+   * synk_device_info.stream and not waited for: the plugin orders the stream after the work that
+   * wrote `buffer` (an event) and the work that reads the result after the stream, so other
+   * streams of the plugin keep computing meanwhile. Returns SYNK_OK, or an error code the plugin
+   * returns from call: the host then reports its own reason (a peer failed, a timeout). */
+  synk_status (*all_reduce)(void* host, void* buffer, uint64_t count, int32_t dtype, int32_t op);
 } synk_host_services;
 
 /* ---- call: one invocation of a function on one rank's slice ---- */
@@ -214,7 +261,7 @@ typedef struct synk_call {
    * the host. Call it exactly once per output. Returns NULL on failure: the host keeps the
    * reason; return an error code from call. */
   void* (*allocate_output)(void* host, uint32_t index, int32_t ndim, const int64_t* shape);
-  /* ABI 1.1 (read only if SYNK_STRUCT_HAS(call, synk_call, wanted_outputs)): n_outputs flags,
+  /* ABI 1.3 (read only if SYNK_STRUCT_HAS(call, synk_call, wanted_outputs)): n_outputs flags,
    * 0 where the caller does not use the output (a call's output_subset); NULL = every output is
    * used. A plugin may skip computing and allocating an unused output; if it allocates one
    * anyway, the host ignores it. */
@@ -251,6 +298,9 @@ SYNK_PLUGIN_EXPORT const synk_plugin_v1* synk_plugin_v1_get(void);
  * array share it). */
 static inline const synk_tensor* synk_tensor_at(const synk_tensor* array, uint32_t i) {
   return (const synk_tensor*)((const char*)array + (size_t)i * array->struct_size);
+}
+static inline const synk_option* synk_option_at(const synk_option* array, uint32_t i) {
+  return (const synk_option*)((const char*)array + (size_t)i * array->struct_size);
 }
 static inline const synk_tensor_decl* synk_tensor_decl_at(const synk_tensor_decl* array,
                                                           uint32_t i) {

@@ -18,11 +18,14 @@ void logPluginToStderr(int32_t level, const std::string& line) {
 
 DllModelLoader::DllModelLoader(PluginLogSink log) : log_(std::move(log)) {}
 
-std::shared_ptr<LoadedModel> DllModelLoader::load(const std::string& path) {
+std::shared_ptr<LoadedModel> DllModelLoader::load(const std::string& path,
+                                                  const ModelOptions& options) {
   std::shared_ptr<const plugin_host::PluginLibrary> library =
       plugin_host::PluginLibrary::open(isPluginName(path) ? findPlugin(path) : path);
-  ModelSpec spec = plugin_host::describeModel(*library);
-  return std::make_shared<plugin_host::DllModel>(std::move(library), std::move(spec), log_);
+  auto raw = std::make_shared<const plugin_host::RawOptions>(options);
+  ModelSpec spec = plugin_host::describeModel(*library, *raw);
+  return std::make_shared<plugin_host::DllModel>(std::move(library), std::move(spec),
+                                                 std::move(raw), log_);
 }
 
 }  // namespace synk

@@ -29,8 +29,9 @@ class DllModelLoader final : public ModelLoader {
   // plugin search path (core/plugin_search.h). Throws PluginError naming the file (canonical
   // path), the symbol and the versions: file not found (for a name: every folder looked in), not
   // loadable (dlerror's text), a symbol missing, another ABI major, a table too small, describe
-  // failing or declaring something invalid.
-  std::shared_ptr<LoadedModel> load(const std::string& path) override;
+  // failing or declaring something invalid, an option key the model does not accept.
+  std::shared_ptr<LoadedModel> load(const std::string& path,
+                                    const ModelOptions& options = {}) override;
 
  private:
   PluginLogSink log_;

@@ -26,16 +26,22 @@
 //   };
 //   SYNK_PLUGIN(Scale)
 //
-// spec() must return the same declaration every time: the SDK calls it in describe and again in
-// each rank's create, to look tensors up by name. Any exception thrown by spec(), the
-// constructor or call() is caught at the seam: the host sees a status code (sdk::Error chooses
-// it; otherwise Internal) and the exception's message. Tensors are in the rank's device memory:
-// host memory when context.device() is Host, GPU memory (work ordered on context.stream()) when
-// it is Cuda. Write updated variables through call.update(), never through call.read(). See
+// A model with load options declares `static sdk::Spec spec(const sdk::Options& options)`
+// instead: the getters it calls (options.getInt("depth", 2), getIntList("widths", {256, 128}))
+// are the keys it accepts, and the constructor reads them again from context.options().
+//
+// spec() must return the same declaration every time (for the same options): the SDK calls it in
+// describe and again in each rank's create, to look tensors up by name. Any exception thrown by
+// spec(), the constructor or call() is caught at the seam: the host sees a status code (sdk::Error
+// chooses it; otherwise Internal) and the exception's message. Tensors are in the rank's device
+// memory: host memory when context.device() is Host, GPU memory (work ordered on context.stream())
+// when it is Cuda. Write updated variables through call.update(), never through call.read(). See
 // plugins/README.md for the rules.
 #include "plugins/abi/synk_plugin.h"
 #include "plugins/sdk/detail/adapter.h"
 #include "plugins/sdk/detail/call.h"
+#include "plugins/sdk/detail/handlers.h"
+#include "plugins/sdk/detail/options.h"
 #include "plugins/sdk/detail/spec.h"
 #include "plugins/sdk/detail/types.h"
 

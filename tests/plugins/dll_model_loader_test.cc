@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "plugins/abi/synk_plugin.h"
 #include "tests/plugins/plugin_test_support.h"
 
 namespace synk {
@@ -19,6 +20,10 @@ namespace {
 using testing::pluginPath;
 using testing::TestCallFrame;
 using testing::TestDevice;
+
+// This header's ABI version, "1.2".
+const std::string kAbi =
+    std::to_string(SYNK_PLUGIN_ABI_MAJOR) + "." + std::to_string(SYNK_PLUGIN_ABI_MINOR);
 
 std::string canonical(const std::string& target) {
   return std::filesystem::canonical(pluginPath(target)).string();
@@ -88,7 +93,7 @@ TEST_CASE("a library without the version symbol is not a synk plugin", "[plugins
 TEST_CASE("a library without the table symbol names it and its version", "[plugins]") {
   const std::string message = loadErrorOf("synk_test_raw_no_get");
   CHECK_THAT(message, Catch::StartsWith(canonical("synk_test_raw_no_get")) &&
-                          Catch::Contains("reports synk plugin ABI 1.1") &&
+                          Catch::Contains("reports synk plugin ABI " + kAbi) &&
                           Catch::Contains("does not export synk_plugin_v1_get()"));
 }
 
@@ -97,7 +102,7 @@ TEST_CASE("a table with a too small struct_size is refused", "[plugins]") {
   CHECK_THAT(message, Catch::StartsWith(canonical("synk_test_raw_small_table")) &&
                           Catch::Contains("synk_plugin_v1_get() returned a table with "
                                           "struct_size 8") &&
-                          Catch::Contains("plugin reports ABI 1.1, host 1.1"));
+                          Catch::Contains("plugin reports ABI " + kAbi + ", host " + kAbi));
 }
 
 TEST_CASE("a table with a NULL entry is refused", "[plugins]") {
@@ -114,7 +119,7 @@ TEST_CASE("a failing describe reports its code and message", "[plugins]") {
 
 TEST_CASE("invalid declarations are refused with the reason", "[plugins]") {
   const auto [variant, reason] = GENERATE(table<std::string, std::string>({
-      {"invalid_dtype", "variable 'w': unknown dtype code 42 (ABI 1.1 defines 0..6)"},
+      {"invalid_dtype", "variable 'w': unknown dtype code 42 (ABI " + kAbi + " defines 0..6)"},
       {"invalid_duplicate_variable", "variable 'w' is declared twice"},
       {"invalid_ndim", "function 'add', input 'a' has ndim 17; allowed 0..16"},
       {"invalid_reads_unknown",
@@ -128,6 +133,7 @@ TEST_CASE("invalid declarations are refused with the reason", "[plugins]") {
        "needs 24"},
       {"invalid_duplicate_function", "function 'add' is declared twice"},
       {"invalid_negative_dim", "variable 'w' has a negative dimension in shape (-3,)"},
+      {"invalid_option_twice", "option 'alpha' is declared twice"},
   }));
   const std::string target = "synk_test_raw_" + variant;
   INFO(target);
@@ -186,6 +192,45 @@ TEST_CASE("the spec of a C plugin survives the round trip", "[plugins]") {
   CHECK((add.outputs[0].name == "sum" && add.outputs[0].ndim == 1));
   CHECK(add.reads == std::vector<std::string>{"w", "counter"});
   CHECK(add.updates == std::vector<std::string>{"counter"});
+}
+
+TEST_CASE("load options reach describe and the declared ones are listed", "[plugins]") {
+  DllModelLoader loader;
+  auto defaults = loader.load(pluginPath("synk_test_raw_ok"));
+  CHECK(defaults->spec().variables[0].initial.toVector<double>() == std::vector<double>{1, 2, 3});
+  REQUIRE(defaults->spec().options.size() == 1);
+  const OptionSpec& alpha = defaults->spec().options[0];
+  CHECK((alpha.name == "alpha" && alpha.default_value == "1" &&
+         alpha.help == "first initial value of w"));
+  auto given = loader.load(pluginPath("synk_test_raw_ok"), {{"alpha", "-7.5"}});
+  CHECK(given->spec().variables[0].initial.toVector<double>() == std::vector<double>{-7.5, 2, 3});
+}
+
+TEST_CASE("an option the model does not declare is refused naming the valid ones", "[plugins]") {
+  DllModelLoader loader;
+  try {
+    loader.load(pluginPath("synk_test_raw_ok"), {{"alpha", "2"}, {"beta", "3"}});
+    FAIL("an unknown option was accepted");
+  } catch (const PluginError& e) {
+    CHECK(std::string(e.what()) == canonical("synk_test_raw_ok") +
+                                       ": model 'raw' has no option 'beta' (valid options: alpha)");
+  }
+}
+
+TEST_CASE("an ABI 1.0 plugin still loads and refuses every option", "[plugins]") {
+  DllModelLoader loader;
+  auto model = loader.load(pluginPath("synk_test_raw_abi10"));
+  CHECK(model->spec().name == "raw");
+  CHECK(model->spec().options.empty());
+  TestDevice device;
+  CHECK(model->instantiate(RankInfo{0, 1, &device}) != nullptr);
+  try {
+    loader.load(pluginPath("synk_test_raw_abi10"), {{"alpha", "2"}});
+    FAIL("a 1.0 plugin accepted an option");
+  } catch (const PluginError& e) {
+    CHECK(std::string(e.what()) ==
+          canonical("synk_test_raw_abi10") + ": model 'raw' accepts no options; given 'alpha'");
+  }
 }
 
 struct RawCall {

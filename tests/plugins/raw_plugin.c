@@ -5,7 +5,9 @@
  *   variables  w        float64 (3,) mirrored, initial [1, 2, 3]
  *              counter  int64 () rank_local (mean), zeros
  *   function   add(a: float64 ndim 1) reads w, counter; updates counter; -> sum: float64 ndim 1
- *              sum = a + w; counter = counter + 1 (a must have 3 elements) */
+ *              sum = a + w; counter = counter + 1 (a must have 3 elements)
+ *   option     alpha (default 1): w's first initial value (ABI 1.1; SYNK_TEST_ABI_MINOR=0 builds a
+ *              1.0 plugin that declares no options) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +20,10 @@
 #ifndef SYNK_TEST_INVALID
 #define SYNK_TEST_INVALID 0
 #endif
-/* Another major is a 2.0; this major is the header's current minor. */
-#define TEST_VERSION                       \
-  (((uint32_t)SYNK_TEST_ABI_MAJOR << 16) | \
-   (SYNK_TEST_ABI_MAJOR == SYNK_PLUGIN_ABI_MAJOR ? SYNK_PLUGIN_ABI_MINOR : 0))
+#ifndef SYNK_TEST_ABI_MINOR
+#define SYNK_TEST_ABI_MINOR SYNK_PLUGIN_ABI_MINOR
+#endif
+#define TEST_VERSION (((uint32_t)SYNK_TEST_ABI_MAJOR << 16) | SYNK_TEST_ABI_MINOR)
 
 #ifdef SYNK_TEST_UNRESOLVED
 /* Defined nowhere: with RTLD_NOW the load itself must fail. */
@@ -40,9 +42,32 @@ static void copy_message(char* error, size_t size, const char* message) {
 
 static synk_status call(void* instance, const synk_call* c);
 
+#if SYNK_TEST_ABI_MINOR >= 1
+/* The value of option `key` in the sink's list, or NULL. */
+static const char* option_value(const synk_describe_sink* sink, const char* key) {
+  uint32_t i;
+  if (!SYNK_STRUCT_HAS(sink, synk_describe_sink, add_option)) return NULL;
+  for (i = 0; i < sink->n_options; ++i) {
+    const synk_option* option = synk_option_at(sink->options, i);
+    if (strcmp(option->key, key) == 0) return option->value;
+  }
+  return NULL;
+}
+
+static synk_status declare_alpha(const synk_describe_sink* sink) {
+  synk_option_decl alpha;
+  memset(&alpha, 0, sizeof alpha);
+  alpha.struct_size = sizeof alpha;
+  alpha.name = "alpha";
+  alpha.default_value = "1";
+  alpha.help = "first initial value of w";
+  return sink->add_option(sink->host, &alpha);
+}
+#endif
+
 static synk_status describe(const synk_describe_sink* sink, char* error, size_t error_size) {
   const int64_t w_shape[1] = {3};
-  const double w_initial[3] = {1, 2, 3};
+  double w_initial[3] = {1, 2, 3};
   synk_variable_decl w;
   synk_variable_decl counter;
   synk_tensor_decl inputs[1];
@@ -123,6 +148,15 @@ static synk_status describe(const synk_describe_sink* sink, char* error, size_t 
   }
 #endif
 
+#if SYNK_TEST_ABI_MINOR >= 1
+  if (option_value(sink, "alpha")) w_initial[0] = strtod(option_value(sink, "alpha"), NULL);
+  status = declare_alpha(sink);
+  if (status != SYNK_OK) return status;
+#if SYNK_TEST_INVALID == 10
+  status = declare_alpha(sink);
+  if (status != SYNK_OK) return status;
+#endif
+#endif
 #if SYNK_TEST_INVALID != 9
   status = sink->set_name(sink->host, "raw");
   if (status != SYNK_OK) return status;

@@ -259,3 +259,64 @@ TEST_CASE("an SDK plugin is unloaded when its last object dies", "[plugins]") {
 
 }  // namespace
 }  // namespace synk
+
+namespace synk {
+namespace {
+
+std::string handledFile(const std::string& variant) {
+  return std::filesystem::canonical(pluginPath("synk_test_sdk_handlers" + variant)).string();
+}
+
+std::string handledLoadError(const std::string& variant) {
+  DllModelLoader loader;
+  try {
+    loader.load(pluginPath("synk_test_sdk_handlers" + variant));
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  FAIL("loading the " << variant << " variant succeeded");
+  return {};
+}
+
+TEST_CASE("SDK handlers dispatch calls and declared output shapes are enforced", "[plugins]") {
+  DllModelLoader loader;
+  auto model = loader.load(pluginPath("synk_test_sdk_handlers"));
+  TestDevice device;
+  auto instance = model->instantiate(RankInfo{0, 1, &device});
+  Array x = Array::of<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  {
+    TestCallFrame frame(device, model->spec(), "double");
+    frame.inputs = {TestCallFrame::ref(x)};
+    instance->call(frame);
+    CHECK(Array::copyOf(frame.result(0)).toVector<float>() ==
+          std::vector<float>{2, 4, 6, 8, 10, 12});
+  }
+  {
+    TestCallFrame frame(device, model->spec(), "total");
+    frame.inputs = {TestCallFrame::ref(x)};
+    instance->call(frame);
+    CHECK(frame.result(0).as<float>()[0] == 21);
+  }
+  TestCallFrame frame(device, model->spec(), "wrong");
+  frame.inputs = {TestCallFrame::ref(x)};
+  CHECK_THROWS_WITH(instance->call(frame),
+                    Catch::EndsWith("function 'wrong' failed: output 'y' is declared with shape "
+                                    "(-1, 3); allocated with shape (2, 4)"));
+}
+
+TEST_CASE("an author's mistakes in handlers and output shapes fail the load", "[plugins]") {
+  const std::string prefix = ": synk_plugin_v1.describe failed with SYNK_ERROR_INVALID_ARGUMENT: ";
+  CHECK(handledLoadError("_missing") ==
+        handledFile("_missing") + prefix +
+            "model 'handled': function(s) 'total' declared but not implemented (no handler)");
+  CHECK(handledLoadError("_extra") ==
+        handledFile("_extra") + prefix +
+            "model 'handled': handler(s) for 'ghost', which the spec does not declare");
+  CHECK(handledLoadError("_bad_dim") ==
+        handledFile("_bad_dim") + prefix +
+            "function 'bad' declares output 'y' with shape (-2, 3) (dimensions are >= 0, or "
+            "kAnySize)");
+}
+
+}  // namespace
+}  // namespace synk

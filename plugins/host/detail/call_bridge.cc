@@ -166,7 +166,13 @@ void DllModelInstance::call(CallFrame& frame) {
   raw.wanted_outputs = frame.wanted_outputs;
   auto wanted = [&](size_t i) { return !frame.wanted_outputs || frame.wanted_outputs[i]; };
 
+  collective_failure_ = nullptr;
   const synk_status status = library_->table().call(instance_, &raw);
+  if (collective_failure_) {
+    std::exception_ptr failure = collective_failure_;
+    collective_failure_ = nullptr;
+    std::rethrow_exception(failure);
+  }
   bool complete = true;
   for (size_t i = 0; i < fn.outputs.size(); ++i)
     complete = complete && (outputs.allocated[i] || !wanted(i));

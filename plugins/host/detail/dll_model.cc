@@ -23,20 +23,24 @@ const char* levelName(int32_t level) {
   }
 }
 
-DllModel::DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec, PluginLogSink log)
+DllModel::DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec,
+                   std::shared_ptr<const RawOptions> options, PluginLogSink log)
     : library_(std::move(library)),
       spec_(std::make_shared<const ModelSpec>(std::move(spec))),
+      options_(std::move(options)),
       log_(std::move(log)) {}
 
 std::unique_ptr<ModelInstance> DllModel::instantiate(const RankInfo& info) {
-  return std::make_unique<DllModelInstance>(library_, spec_, info, log_);
+  return std::make_unique<DllModelInstance>(library_, spec_, options_, info, log_);
 }
 
 DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
-                                   std::shared_ptr<const ModelSpec> spec, const RankInfo& info,
+                                   std::shared_ptr<const ModelSpec> spec,
+                                   std::shared_ptr<const RawOptions> options, const RankInfo& info,
                                    PluginLogSink log)
     : library_(std::move(library)),
       spec_(std::move(spec)),
+      options_(std::move(options)),
       variables_(resolveVariables(*spec_)),
       info_(info),
       log_(std::move(log)) {
@@ -56,6 +60,9 @@ DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
   services_.log = &DllModelInstance::log;
   services_.allocate = &DllModelInstance::allocate;
   services_.release = &DllModelInstance::release;
+  services_.n_options = options_->count();
+  services_.options = options_->data();
+  services_.all_reduce = &DllModelInstance::allReduce;
 
   char error[4096] = {};
   void* instance = nullptr;
@@ -129,6 +136,41 @@ void DllModelInstance::release(void* host, void* pointer) noexcept {
     }
   }
   self->info_.device->release(pointer);
+}
+
+synk_status DllModelInstance::allReduce(void* host, void* buffer, uint64_t count, int32_t dtype,
+                                        int32_t op) noexcept {
+  auto* self = static_cast<DllModelInstance*>(host);
+  try {
+    if (!self->info_.collectives) {
+      throw UsageError("this model instance has no collectives (not part of a session)");
+    }
+    if (!isValidDType(dtype)) throw InvalidArgument(str("all_reduce: unknown dtype code ", dtype));
+    ReduceOp reduce_op;
+    switch (op) {
+      case SYNK_REDUCE_SUM:
+        reduce_op = ReduceOp::Sum;
+        break;
+      case SYNK_REDUCE_AVG:
+        reduce_op = ReduceOp::Avg;
+        break;
+      case SYNK_REDUCE_MAX:
+        reduce_op = ReduceOp::Max;
+        break;
+      case SYNK_REDUCE_MIN:
+        reduce_op = ReduceOp::Min;
+        break;
+      default:
+        throw InvalidArgument(str("all_reduce: unknown op code ", op));
+    }
+    self->info_.collectives->allReduce(buffer, count, static_cast<DType>(dtype), reduce_op);
+    return SYNK_OK;
+  } catch (const std::exception& e) {
+    // The plugin sees a code; the runtime gets the exception itself when the plugin returns.
+    if (!self->collective_failure_) self->collective_failure_ = std::current_exception();
+    return dynamic_cast<const InvalidArgument*>(&e) ? SYNK_ERROR_INVALID_ARGUMENT
+                                                    : SYNK_ERROR_DEVICE;
+  }
 }
 
 }  // namespace synk::plugin_host

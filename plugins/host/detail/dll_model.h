@@ -1,5 +1,6 @@
 #pragma once
 // A loaded plugin as a core LoadedModel, and one rank's instance of it (private to plugins/host).
+#include <exception>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -9,6 +10,7 @@
 #include "core/model.h"
 #include "plugins/abi/synk_plugin.h"
 #include "plugins/host/detail/plugin_library.h"
+#include "plugins/host/detail/spec_collector.h"
 #include "plugins/host/dll_model_loader.h"
 
 namespace synk::plugin_host {
@@ -17,7 +19,8 @@ const char* levelName(int32_t level);  // "debug" .. "error"
 
 class DllModel final : public LoadedModel {
  public:
-  DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec, PluginLogSink log);
+  DllModel(std::shared_ptr<const PluginLibrary> library, ModelSpec spec,
+           std::shared_ptr<const RawOptions> options, PluginLogSink log);
 
   const ModelSpec& spec() const override { return *spec_; }
   const std::string& source() const override { return library_->path(); }
@@ -25,7 +28,8 @@ class DllModel final : public LoadedModel {
 
  private:
   std::shared_ptr<const PluginLibrary> library_;
-  std::shared_ptr<const ModelSpec> spec_;  // shared with instances, which may outlive the model
+  std::shared_ptr<const ModelSpec> spec_;      // shared with instances, which may outlive the model
+  std::shared_ptr<const RawOptions> options_;  // the load options every create gets
   PluginLogSink log_;
 };
 
@@ -33,7 +37,8 @@ class DllModelInstance final : public ModelInstance {
  public:
   // Runs the plugin's create on info.device; throws PluginError with the plugin's message.
   DllModelInstance(std::shared_ptr<const PluginLibrary> library,
-                   std::shared_ptr<const ModelSpec> spec, const RankInfo& info, PluginLogSink log);
+                   std::shared_ptr<const ModelSpec> spec, std::shared_ptr<const RawOptions> options,
+                   const RankInfo& info, PluginLogSink log);
   ~DllModelInstance() override;
   DllModelInstance(const DllModelInstance&) = delete;
   DllModelInstance& operator=(const DllModelInstance&) = delete;
@@ -45,6 +50,8 @@ class DllModelInstance final : public ModelInstance {
   static void log(void* host, int32_t level, const char* message) noexcept;
   static void* allocate(void* host, uint64_t bytes) noexcept;
   static void release(void* host, void* pointer) noexcept;
+  static synk_status allReduce(void* host, void* buffer, uint64_t count, int32_t dtype,
+                               int32_t op) noexcept;
 
   // The variables each function reads and updates, looked up once (not by name per call).
   struct FunctionVariables {
@@ -70,7 +77,8 @@ class DllModelInstance final : public ModelInstance {
 
   std::shared_ptr<const PluginLibrary> library_;  // first member: unloaded last
   std::shared_ptr<const ModelSpec> spec_;
-  std::vector<FunctionVariables> variables_;  // per function
+  std::shared_ptr<const RawOptions> options_;  // lent to the plugin until destroy
+  std::vector<FunctionVariables> variables_;   // per function
   RankInfo info_;
   PluginLogSink log_;
   // Lent to the plugin from create until destroy returns (the ABI promises that lifetime).
@@ -79,6 +87,9 @@ class DllModelInstance final : public ModelInstance {
   // What the plugin allocated and has not released (the ABI: allocate/release on the calling
   // thread only, so no lock).
   std::unordered_set<void*> allocations_;
+  // The first failure of a collective the plugin ran during the current call: rethrown as it is
+  // once the plugin returns (a timeout or a dead peer must reach the runtime as what it was).
+  std::exception_ptr collective_failure_;
   void* instance_ = nullptr;
   // The raw tensors of the call in progress, kept between calls so a call allocates nothing.
   struct RawCall {

@@ -1,5 +1,6 @@
 #include "plugins/host/detail/spec_collector.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -124,22 +125,35 @@ bool hasVariable(const ModelSpec& spec, const std::string& name) {
 
 }  // namespace
 
-ModelSpec describeModel(const PluginLibrary& library) {
+RawOptions::RawOptions(ModelOptions values) : values_(std::move(values)) {
+  for (const auto& [key, value] : values_) {
+    synk_option option{};
+    option.struct_size = sizeof option;
+    option.key = key.c_str();
+    option.value = value.c_str();
+    items_.push_back(option);
+  }
+}
+
+ModelSpec describeModel(const PluginLibrary& library, const RawOptions& options) {
   SpecCollector collector;
-  const synk_describe_sink sink = collector.sink();
+  const synk_describe_sink sink = collector.sink(options);
   char error[4096] = {};
   const synk_status status = library.table().describe(&sink, error, sizeof error);
   error[sizeof error - 1] = '\0';  // a plugin that overran error_size still ends here
-  return collector.finish(library.path(), status, error);
+  return collector.finish(library.path(), status, error, options.values());
 }
 
-synk_describe_sink SpecCollector::sink() {
+synk_describe_sink SpecCollector::sink(const RawOptions& options) {
   synk_describe_sink sink{};
   sink.struct_size = sizeof sink;
   sink.host = this;
   sink.set_name = &SpecCollector::setName;
   sink.add_variable = &SpecCollector::addVariable;
   sink.add_function = &SpecCollector::addFunction;
+  sink.n_options = options.count();
+  sink.options = options.data();
+  sink.add_option = &SpecCollector::addOption;
   return sink;
 }
 
@@ -178,6 +192,14 @@ synk_status SpecCollector::addFunction(void* host, const synk_function_decl* fun
   return self->record([&] {
     if (!function) throw Invalid("add_function was given NULL");
     self->takeFunction(*function);
+  });
+}
+
+synk_status SpecCollector::addOption(void* host, const synk_option_decl* option) noexcept {
+  auto* self = static_cast<SpecCollector*>(host);
+  return self->record([&] {
+    if (!option) throw Invalid("add_option was given NULL");
+    self->takeOption(*option);
   });
 }
 
@@ -239,6 +261,38 @@ void SpecCollector::takeFunction(const synk_function_decl& decl) {
   spec_.functions.push_back(std::move(fn));
 }
 
+void SpecCollector::takeOption(const synk_option_decl& decl) {
+  const std::string index = str("option ", spec_.options.size());
+  checkStructSize(decl.struct_size, sizeof(synk_option_decl), "synk_option_decl", index);
+  OptionSpec option;
+  option.name = checkedName(decl.name, index);
+  for (const OptionSpec& other : spec_.options) {
+    if (other.name == option.name)
+      throw Invalid(str("option '", option.name, "' is declared twice"));
+  }
+  if (decl.default_value) option.default_value = decl.default_value;
+  if (decl.help) option.help = decl.help;
+  spec_.options.push_back(std::move(option));
+}
+
+// Checked by the host, not the plugin, so a plugin that never looks at its options (ABI 1.0)
+// refuses them too instead of ignoring them silently.
+void SpecCollector::checkOptions(const ModelOptions& given) const {
+  std::string accepted;
+  for (const OptionSpec& option : spec_.options)
+    accepted += str(accepted.empty() ? "" : ", ", option.name);
+  for (const auto& [key, value] : given) {
+    const bool known = std::any_of(spec_.options.begin(), spec_.options.end(),
+                                   [&](const OptionSpec& o) { return o.name == key; });
+    if (known) continue;
+    if (accepted.empty()) {
+      throw Invalid(str("model '", spec_.name, "' accepts no options; given '", key, "'"));
+    }
+    throw Invalid(
+        str("model '", spec_.name, "' has no option '", key, "' (valid options: ", accepted, ")"));
+  }
+}
+
 // Functions may name variables declared after them, so references are checked at the end.
 void SpecCollector::checkReferences() const {
   std::string declared;
@@ -257,7 +311,8 @@ void SpecCollector::checkReferences() const {
   }
 }
 
-ModelSpec SpecCollector::finish(const std::string& file, synk_status status, const char* message) {
+ModelSpec SpecCollector::finish(const std::string& file, synk_status status, const char* message,
+                                const ModelOptions& given) {
   const std::string where = str(file, ": synk_plugin_v1.describe");
   if (!first_error_.empty()) {
     throw PluginError(str(where, " declared an invalid model: ", first_error_));
@@ -271,6 +326,11 @@ ModelSpec SpecCollector::finish(const std::string& file, synk_status status, con
     checkReferences();
   } catch (const InvalidArgument& e) {
     throw PluginError(str(where, " declared an invalid model: ", e.what()));
+  }
+  try {
+    checkOptions(given);
+  } catch (const InvalidArgument& e) {
+    throw PluginError(str(file, ": ", e.what()));
   }
   return std::move(spec_);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plugins/sdk/detail/call.h"
+#include "plugins/sdk/detail/handlers.h"
 #include "plugins/sdk/detail/spec.h"
 
 namespace synk::sdk::detail {
@@ -79,6 +80,15 @@ inline void describeSpec(const Spec& spec, const synk_describe_sink& sink) {
   }
   accepted(sink.set_name(sink.host, spec.name().c_str()), "model name '" + spec.name() + "'");
   for (const Variable& v : spec.variables()) {
+    std::vector<std::byte> computed;
+    if (v.initial_fill) {
+      size_t count = 1;
+      for (int64_t dim : v.shape)
+        count *= dim > 0 ? static_cast<size_t>(dim) : 0;
+      computed.resize(count * dtypeSize(v.dtype));
+      v.initial_fill(computed.data(), computed.size());
+    }
+    const std::vector<std::byte>& initial = v.initial_fill ? computed : v.initial;
     synk_variable_decl decl{};
     decl.struct_size = sizeof decl;
     decl.dtype = static_cast<int32_t>(v.dtype);
@@ -87,8 +97,8 @@ inline void describeSpec(const Spec& spec, const synk_describe_sink& sink) {
     decl.name = v.name.c_str();
     decl.ndim = static_cast<int32_t>(v.shape.size());
     decl.shape = v.shape.data();
-    decl.initial = v.initial.empty() ? nullptr : v.initial.data();
-    decl.initial_bytes = v.initial.size();
+    decl.initial = initial.empty() ? nullptr : initial.data();
+    decl.initial_bytes = initial.size();
     accepted(sink.add_variable(sink.host, &decl), "variable '" + v.name + "'");
   }
   for (const Function& f : spec.functions()) {
@@ -143,6 +153,71 @@ inline const Function& checkCall(const Spec& spec, const synk_call& raw) {
   return f;
 }
 
+// A model declares `static Spec spec(const Options&)` (ABI 1.1) or `static Spec spec()`.
+template <typename M, typename = void>
+struct TakesOptions : std::false_type {};
+template <typename M>
+struct TakesOptions<M, std::void_t<decltype(M::spec(std::declval<const Options&>()))>>
+    : std::true_type {};
+template <typename M, typename = void>
+struct HasPlainSpec : std::false_type {};
+template <typename M>
+struct HasPlainSpec<M, std::void_t<decltype(M::spec())>> : std::true_type {};
+
+template <typename M>
+Spec specOf(const Options& options) {
+  if constexpr (TakesOptions<M>::value) {
+    return M::spec(options);
+  } else {
+    return M::spec();
+  }
+}
+
+// The accepted options, declared after spec() asked for them. A 1.0 host has no add_option: it
+// passes no options either, so there is nothing to check.
+inline void declareOptions(const Options& options, const synk_describe_sink& sink) {
+  if (!SYNK_STRUCT_HAS(&sink, synk_describe_sink, add_option)) return;
+  for (const Options::Declared& d : options.declared()) {
+    synk_option_decl decl{};
+    decl.struct_size = sizeof decl;
+    decl.name = d.name.c_str();
+    decl.default_value = d.default_value.c_str();
+    decl.help = d.help.empty() ? nullptr : d.help.c_str();
+    accepted(sink.add_option(sink.host, &decl), "option '" + d.name + "'");
+  }
+}
+
+inline Options sinkOptions(const synk_describe_sink& sink) {
+  if (!SYNK_STRUCT_HAS(&sink, synk_describe_sink, options)) return {};
+  return Options(sink.options, sink.n_options);
+}
+
+inline Options hostOptions(const synk_host_services& host) {
+  if (!SYNK_STRUCT_HAS(&host, synk_host_services, options)) return {};
+  return Options(host.options, host.n_options);
+}
+
+// Mistakes a declaration can show before any call: a declared output dimension below kAnySize.
+inline void checkSpec(const Spec& spec) {
+  for (const Function& f : spec.functions()) {
+    for (const TensorDecl& out : f.outputs) {
+      for (int64_t dim : out.shape) {
+        if (dim < kAnySize) {
+          throw Error(Status::InvalidArgument, "function '" + f.name + "' declares output '" +
+                                                   out.name + "' with shape " +
+                                                   shapeString(out.shape.data(), out.ndim) +
+                                                   " (dimensions are >= 0, or kAnySize)");
+        }
+      }
+    }
+  }
+}
+
+template <typename M, typename = void>
+struct HasHandlers : std::false_type {};
+template <typename M>
+struct HasHandlers<M, std::void_t<decltype(M::handlers())>> : std::true_type {};
+
 template <typename M, typename = void>
 struct CallsByName : std::false_type {};
 template <typename M>
@@ -152,14 +227,34 @@ struct CallsByName<M, std::void_t<decltype(std::declval<M&>().call(std::declval<
 
 template <typename M>
 class Adapter {
-  static_assert(std::is_same_v<decltype(M::spec()), Spec>, "a model needs `static Spec spec()`");
+  static_assert(
+      TakesOptions<M>::value || HasPlainSpec<M>::value,
+      "a model needs `static Spec spec(const synk::sdk::Options&)` or `static Spec spec()`");
+  static_assert(std::is_same_v<decltype(specOf<M>(std::declval<const Options&>())), Spec>,
+                "spec() must return synk::sdk::Spec");
   static_assert(std::is_constructible_v<M, const Context&>,
                 "a model needs a constructor taking `const synk::sdk::Context&`");
 
+  // The handler table, when the model has handlers() (else empty: call() dispatches).
+  static std::vector<typename Handlers<M>::Method> handlerTable(const Spec& spec) {
+    if constexpr (HasHandlers<M>::value) {
+      return M::handlers().bind(spec);
+    } else {
+      return {};
+    }
+  }
+
   // Everything one rank's instance owns; the host holds it as an opaque pointer.
   struct Instance {
-    Instance(Spec s, const Context& c) : spec(std::move(s)), context(c), model(context) {}
+    Instance(Options o, const synk_device_info* device, const synk_host_services* host)
+        : options(std::move(o)),
+          spec(specOf<M>(options)),
+          handlers(handlerTable(spec)),
+          context(device, host, &options),
+          model(context) {}
+    Options options;
     Spec spec;
+    std::vector<typename Handlers<M>::Method> handlers;
     Context context;
     M model;
     std::string last_error;
@@ -169,7 +264,14 @@ class Adapter {
   static synk_status describe(const synk_describe_sink* sink, char* error,
                               size_t error_size) noexcept {
     std::string message;
-    const synk_status status = guard(message, [&] { describeSpec(M::spec(), *sink); });
+    const synk_status status = guard(message, [&] {
+      const Options options = sinkOptions(*sink);
+      const Spec spec = specOf<M>(options);
+      checkSpec(spec);
+      handlerTable(spec);  // a function without a handler fails the load, not its first call
+      describeSpec(spec, *sink);
+      declareOptions(options, *sink);
+    });
     if (status != SYNK_OK) writeMessage(error, error_size, message);
     return status;
   }
@@ -182,7 +284,7 @@ class Adapter {
           !SYNK_STRUCT_HAS(host, synk_host_services, release)) {
         throw Error(Status::Unsupported, "the host's device info or services are too small");
       }
-      *instance = new Instance(M::spec(), Context(device, host));
+      *instance = new Instance(hostOptions(*host), device, host);
     });
     if (status != SYNK_OK) writeMessage(error, error_size, message);
     return status;
@@ -194,7 +296,9 @@ class Adapter {
     return guard(self->last_error, [&] {
       const Function& decl = checkCall(self->spec, *raw);
       Call frame(raw, &decl, static_cast<int>(raw->function), &self->context);
-      if constexpr (CallsByName<M>::value) {
+      if constexpr (HasHandlers<M>::value) {
+        (self->model.*(self->handlers[raw->function]))(frame);
+      } else if constexpr (CallsByName<M>::value) {
         self->model.call(std::string_view(decl.name), frame);
       } else {
         self->model.call(static_cast<int>(raw->function), frame);

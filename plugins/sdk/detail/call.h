@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "plugins/sdk/detail/options.h"
 #include "plugins/sdk/detail/spec.h"
 #include "plugins/sdk/detail/types.h"
 
@@ -17,8 +18,8 @@ namespace synk::sdk {
 // the instance is destroyed (the host keeps the structs alive that long).
 class Context {
  public:
-  Context(const synk_device_info* device, const synk_host_services* host)
-      : device_(device), host_(host) {}
+  Context(const synk_device_info* device, const synk_host_services* host, const Options* options)
+      : device_(device), host_(host), options_(options) {}
 
   int rank() const { return device_->rank; }
   int nRanks() const { return device_->n_ranks; }
@@ -28,6 +29,8 @@ class Context {
   void* stream() const { return device_->stream; }  // cudaStream_t
   void* blas() const { return device_->blas; }      // cublasHandle_t
   void* comm() const { return device_->comm; }      // ncclComm_t or nullptr
+  // The options the model was loaded with (what spec(options) saw).
+  const Options& options() const { return *options_; }
 
   void log(LogLevel level, const std::string& message) const {
     host_->log(host_->host, static_cast<int32_t>(level), message.c_str());
@@ -43,9 +46,27 @@ class Context {
   }
   void release(void* pointer) const { host_->release(host_->host, pointer); }
 
+  // Whether the host serves allReduce (ABI 1.2).
+  bool hasAllReduce() const { return SYNK_STRUCT_HAS(host_, synk_host_services, all_reduce); }
+  // Reduces `count` elements in place over every rank, during a call (see synk_host_services:
+  // every rank makes the same sequence of these; on CUDA it is enqueued on stream(), not waited
+  // for). Throws sdk::Error when the host refuses or a peer fails (the host then reports why).
+  void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) const {
+    if (!hasAllReduce()) {
+      throw Error(Status::Unsupported, "the host's plugin ABI is older than 1.2: no all_reduce");
+    }
+    const synk_status status = host_->all_reduce(
+        host_->host, buffer, count, static_cast<int32_t>(dtype), static_cast<int32_t>(op));
+    if (status != SYNK_OK) {
+      throw Error(static_cast<Status>(status), "all_reduce of " + std::to_string(count) + " " +
+                                                   dtypeName(dtype) + " elements failed");
+    }
+  }
+
  private:
   const synk_device_info* device_;
   const synk_host_services* host_;
+  const Options* options_;
 };
 
 // A tensor of one call, in device memory. ConstTensor (inputs, reads) hands out const pointers so
@@ -153,6 +174,14 @@ class Call {
     }
     if (allocated_[index]) {
       throw Error(Status::InvalidArgument, "output '" + out.name + "' allocated twice");
+    }
+    for (size_t d = 0; d < out.shape.size(); ++d) {
+      if (out.shape[d] != kAnySize && out.shape[d] != shape[d]) {
+        throw Error(Status::InvalidArgument,
+                    "output '" + out.name + "' is declared with shape " +
+                        shapeString(out.shape.data(), out.ndim) + "; allocated with shape " +
+                        shapeString(shape.data(), static_cast<int>(shape.size())));
+      }
     }
     allocated_[index] = true;
     shapes_[index] = std::move(shape);

@@ -3,6 +3,7 @@
 // functions, written fluently or as aggregates. Part of plugins/sdk/synk_sdk.h.
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -14,10 +15,16 @@
 
 namespace synk::sdk {
 
+// A dimension of a declared output shape that may take any size (the rows of a batch).
+constexpr int64_t kAnySize = -1;
+
 struct TensorDecl {
   std::string name{};
   DType dtype = DType::Float32;
   int ndim = 0;
+  // Outputs only, optional: the shape every call must allocate (kAnySize where it varies). Empty
+  // with ndim > 0 means undeclared: any shape of ndim dimensions.
+  Shape shape{};
 };
 
 // A shared variable. Aggregate: Variable{.name = "w", .dtype = DType::Float32, .shape = {3, 4}}.
@@ -29,6 +36,10 @@ struct Variable {
   std::vector<std::byte> initial{};  // row-major bytes; empty: zeros
   VariableKind kind = VariableKind::Plain;
   Reduction reduction = Reduction::Sum;  // rank_local only
+  // Instead of `initial`: computed only when the host asks for the declaration (describe), not
+  // each time spec() runs (create runs it too); fill(out, bytes) writes every byte. Last member,
+  // so positional aggregates of the members above keep compiling.
+  std::function<void(std::byte*, size_t)> initial_fill{};
 
   // Sets the initial value, row-major; T must be the variable's element type (checked by the
   // host too). From a list, initialValues<float>({1, 2}), or from any contiguous range of T:
@@ -50,6 +61,11 @@ struct Variable {
                                                dtypeName(dtypeOf<T>()));
     }
     initial = bytesOf(values, count);
+    return *this;
+  }
+  Variable& initialFrom(std::function<void(std::byte*, size_t)> fill) {
+    initial.clear();
+    initial_fill = std::move(fill);
     return *this;
   }
   Variable& plain() {
@@ -76,11 +92,18 @@ struct Function {
   std::vector<std::string> updates{};
 
   Function& input(std::string tensor, DType dtype, int ndim) {
-    inputs.push_back({std::move(tensor), dtype, ndim});
+    inputs.push_back({std::move(tensor), dtype, ndim, {}});
     return *this;
   }
   Function& output(std::string tensor, DType dtype, int ndim) {
-    outputs.push_back({std::move(tensor), dtype, ndim});
+    outputs.push_back({std::move(tensor), dtype, ndim, {}});
+    return *this;
+  }
+  // An output with a declared shape: {} is a scalar, {kAnySize, 10} rows of 10. Checked when
+  // the spec is described (every dimension >= 0 or kAnySize) and at each allocation.
+  Function& output(std::string tensor, DType dtype, Shape shape) {
+    const int ndim = static_cast<int>(shape.size());
+    outputs.push_back({std::move(tensor), dtype, ndim, std::move(shape)});
     return *this;
   }
   Function& read(std::string variable) {

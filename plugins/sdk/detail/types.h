@@ -52,6 +52,13 @@ enum class VariableKind : int32_t {
   RankLocal = SYNK_VARIABLE_RANK_LOCAL,
 };
 enum class Reduction : int32_t { Sum = SYNK_REDUCTION_SUM, Mean = SYNK_REDUCTION_MEAN };
+// Context::allReduce's op (ABI 1.2). Avg weighs every rank the same.
+enum class ReduceOp : int32_t {
+  Sum = SYNK_REDUCE_SUM,
+  Avg = SYNK_REDUCE_AVG,
+  Max = SYNK_REDUCE_MAX,
+  Min = SYNK_REDUCE_MIN,
+};
 enum class LogLevel : int32_t {
   Debug = SYNK_LOG_DEBUG,
   Info = SYNK_LOG_INFO,

@@ -1,0 +1,23 @@
+#include "core/call_collectives.h"
+
+#include "core/communicator.h"
+#include "core/error.h"
+#include "core/session_core.h"
+
+namespace synk::detail {
+
+void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) {
+  if (!waiter_ && !local_) {
+    throw UsageError("a model's all_reduce runs only during one of its calls");
+  }
+  checkCollectiveOp(op, dtype, "a model's all_reduce");
+  if (local_) return;  // one participant: the result is its own value
+  AllReduceArgs args;
+  args.buffer = buffer;
+  args.count = count;
+  args.dtype = dtype;
+  args.op = op;
+  core_.communicator(true).allReduce(args, *waiter_);
+}
+
+}  // namespace synk::detail

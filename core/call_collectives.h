@@ -1,0 +1,44 @@
+#pragma once
+// Internal: the collectives a model runs during one of its calls (core/model.h CallCollectives),
+// on the session's native communicator with the running step's Waiter (its deadline, the abort
+// word). CallExecution opens a Scope around each call of the model; outside one, all_reduce is a
+// UsageError. Function::asLocal opens a local Scope: the master alone holds the whole batch, so
+// a collective over "every rank" is over itself and leaves the buffer as it is.
+#include "core/model.h"
+
+namespace synk {
+class Waiter;
+}
+
+namespace synk::detail {
+
+class SessionCore;
+
+class InCallCollectives final : public CallCollectives {
+ public:
+  explicit InCallCollectives(SessionCore& core) : core_(core) {}
+  void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) override;
+
+  class Scope {
+   public:
+    Scope(InCallCollectives& owner, Waiter& waiter) : owner_(owner) { owner_.waiter_ = &waiter; }
+    // The one-process reference (asLocal).
+    explicit Scope(InCallCollectives& owner) : owner_(owner) { owner_.local_ = true; }
+    ~Scope() {
+      owner_.waiter_ = nullptr;
+      owner_.local_ = false;
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    InCallCollectives& owner_;
+  };
+
+ private:
+  SessionCore& core_;
+  Waiter* waiter_ = nullptr;
+  bool local_ = false;
+};
+
+}  // namespace synk::detail

@@ -1,0 +1,55 @@
+// Dispatch of kernels.h: the host loop or the CUDA kernel.
+#include "plugins/compute/kernels.h"
+
+namespace synk::compute {
+
+void fill(const Device& device, float* x, int64_t n, float value) {
+  device.cuda ? cuda::fill(device.stream, x, n, value) : host::fill(x, n, value);
+}
+
+void scale(const Device& device, float* x, int64_t n, float alpha) {
+  device.cuda ? cuda::scale(device.stream, x, n, alpha) : host::scale(x, n, alpha);
+}
+
+void axpy(const Device& device, int64_t n, float alpha, const float* x, float* y) {
+  device.cuda ? cuda::axpy(device.stream, n, alpha, x, y) : host::axpy(n, alpha, x, y);
+}
+
+void divideBy(const Device& device, float* dst, const float* src, int64_t n, const float* divisor) {
+  device.cuda ? cuda::divideBy(device.stream, dst, src, n, divisor)
+              : host::divideBy(dst, src, n, divisor);
+}
+
+void sum(const Device& device, const float* x, int64_t n, float* out, float* scratch) {
+  device.cuda ? cuda::sum(device.stream, x, n, out, scratch) : host::sum(x, n, out);
+}
+
+void copyWithOnes(const Device& device, const float* x, int64_t rows, int64_t cols, float* y,
+                  int64_t ldy) {
+  device.cuda ? cuda::copyWithOnes(device.stream, x, rows, cols, y, ldy)
+              : host::copyWithOnes(x, rows, cols, y, ldy);
+}
+
+void setColumn(const Device& device, float* y, int64_t rows, int64_t ld, int64_t col, float value) {
+  device.cuda ? cuda::setColumn(device.stream, y, rows, ld, col, value)
+              : host::setColumn(y, rows, ld, col, value);
+}
+
+void relu(const Device& device, float* z, int64_t rows, int64_t cols, int64_t ld) {
+  device.cuda ? cuda::relu(device.stream, z, rows, cols, ld) : host::relu(z, rows, cols, ld);
+}
+
+void reluBackward(const Device& device, const float* a, int64_t lda, float* d, int64_t ldd,
+                  int64_t rows, int64_t cols) {
+  device.cuda ? cuda::reluBackward(device.stream, a, lda, d, ldd, rows, cols)
+              : host::reluBackward(a, lda, d, ldd, rows, cols);
+}
+
+void softmaxCrossEntropy(const Device& device, const CrossEntropyArgs& args) {
+  if (args.classes <= 0) {
+    throw sdk::Error(sdk::Status::InvalidArgument, "softmax cross-entropy needs classes > 0");
+  }
+  device.cuda ? cuda::softmaxCrossEntropy(device.stream, args) : host::softmaxCrossEntropy(args);
+}
+
+}  // namespace synk::compute

@@ -1,0 +1,87 @@
+#pragma once
+// Element-wise ops, reductions and the fused kernels a classifier needs, on a Device: a host loop
+// or one CUDA kernel each. Pointers are the device's memory; "device scalar" arguments are one
+// element in that memory (so a captured CUDA graph reads the value current at replay). Row-major
+// matrices take a leading dimension.
+#include <cstdint>
+
+#include "plugins/compute/device.h"
+
+namespace synk::compute {
+
+void fill(const Device& device, float* x, int64_t n, float value);
+// x *= alpha
+void scale(const Device& device, float* x, int64_t n, float alpha);
+// y += alpha * x
+void axpy(const Device& device, int64_t n, float alpha, const float* x, float* y);
+// dst = src / *divisor (a device scalar); dst may equal src.
+void divideBy(const Device& device, float* dst, const float* src, int64_t n, const float* divisor);
+
+// *out (device scalar) = the sum of x, in a fixed order (deterministic). `scratch` holds
+// kSumScratch floats of the device's memory.
+constexpr int64_t kSumScratch = 256;
+void sum(const Device& device, const float* x, int64_t n, float* out, float* scratch);
+
+// y[i, 0:cols] = x[i, :] and y[i, cols] = 1: a layer's input with the bias column, so one GEMM
+// against [W; b] applies weights and bias.
+void copyWithOnes(const Device& device, const float* x, int64_t rows, int64_t cols, float* y,
+                  int64_t ldy);
+// y[i, col] = value for every row.
+void setColumn(const Device& device, float* y, int64_t rows, int64_t ld, int64_t col, float value);
+// z = max(z, 0) in place on rows x cols.
+void relu(const Device& device, float* z, int64_t rows, int64_t cols, int64_t ld);
+// d = d where a > 0, else 0 (d: the gradient of relu's output, becomes that of its input).
+void reluBackward(const Device& device, const float* a, int64_t lda, float* d, int64_t ldd,
+                  int64_t rows, int64_t cols);
+
+// Softmax cross-entropy over rows of logits with integer labels, in one pass.
+struct CrossEntropyArgs {
+  const float* logits = nullptr;
+  int64_t rows = 0;
+  int64_t classes = 0;
+  int64_t ld = 0;
+  const int32_t* labels = nullptr;
+  // Optional outputs (null: not computed).
+  float* dlogits = nullptr;  // rows x classes (ld_d): softmax - one_hot, the gradient of the
+  int64_t ld_d = 0;          // summed loss
+  // Device scalars: the mean loss and the fraction of rows whose argmax is the label; 0 when
+  // rows == 0, so that a row-weighted average over ranks ignores an empty share.
+  float* mean_loss = nullptr;
+  float* accuracy = nullptr;
+  float* rows_out = nullptr;           // device scalar: rows, as float (a gradient's divisor)
+  const double* metrics_in = nullptr;  // [loss sum, correct, rows] so far ...
+  double* metrics_out = nullptr;       // ... and plus this call's (may equal metrics_in)
+};
+// A label outside [0, classes) is an InvalidArgument naming the row on the host. On CUDA (a
+// kernel cannot throw) the loss is NaN, rows_out is -infinity (an update dividing by it is an
+// identity: compute/update_rules.h) and the metrics stay as they were.
+void softmaxCrossEntropy(const Device& device, const CrossEntropyArgs& args);
+
+namespace host {
+void fill(float* x, int64_t n, float value);
+void scale(float* x, int64_t n, float alpha);
+void axpy(int64_t n, float alpha, const float* x, float* y);
+void divideBy(float* dst, const float* src, int64_t n, const float* divisor);
+void sum(const float* x, int64_t n, float* out);
+void copyWithOnes(const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy);
+void setColumn(float* y, int64_t rows, int64_t ld, int64_t col, float value);
+void relu(float* z, int64_t rows, int64_t cols, int64_t ld);
+void reluBackward(const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows, int64_t cols);
+void softmaxCrossEntropy(const CrossEntropyArgs& args);
+}  // namespace host
+
+namespace cuda {
+void fill(void* stream, float* x, int64_t n, float value);
+void scale(void* stream, float* x, int64_t n, float alpha);
+void axpy(void* stream, int64_t n, float alpha, const float* x, float* y);
+void divideBy(void* stream, float* dst, const float* src, int64_t n, const float* divisor);
+void sum(void* stream, const float* x, int64_t n, float* out, float* scratch);
+void copyWithOnes(void* stream, const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy);
+void setColumn(void* stream, float* y, int64_t rows, int64_t ld, int64_t col, float value);
+void relu(void* stream, float* z, int64_t rows, int64_t cols, int64_t ld);
+void reluBackward(void* stream, const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows,
+                  int64_t cols);
+void softmaxCrossEntropy(void* stream, const CrossEntropyArgs& args);
+}  // namespace cuda
+
+}  // namespace synk::compute

@@ -1,0 +1,228 @@
+// The CUDA versions of kernels.h: one kernel each, launched on the given stream, grid-stride
+// loops over 256-thread blocks. Reductions use a fixed grid and a fixed tree, so results do not
+// depend on timing (deterministic), and accumulate in double as the host versions do.
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "plugins/compute/cuda_launch.cuh"
+#include "plugins/compute/kernels.h"
+
+namespace synk::compute::cuda {
+namespace {
+
+// Sums `value` over the block in a fixed tree; thread 0 gets the total.
+template <int kBlock>
+__device__ double blockSum(double value, double* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int stride = kBlock / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) shared[threadIdx.x] += shared[threadIdx.x + stride];
+    __syncthreads();
+  }
+  return shared[0];
+}
+
+__global__ void fillKernel(float* x, int64_t n, float value) {
+  for (int64_t i = globalThread(); i < n; i += gridThreads())
+    x[i] = value;
+}
+
+__global__ void scaleKernel(float* x, int64_t n, float alpha) {
+  for (int64_t i = globalThread(); i < n; i += gridThreads())
+    x[i] *= alpha;
+}
+
+__global__ void axpyKernel(int64_t n, float alpha, const float* x, float* y) {
+  for (int64_t i = globalThread(); i < n; i += gridThreads())
+    y[i] += alpha * x[i];
+}
+
+__global__ void divideByKernel(float* dst, const float* src, int64_t n, const float* divisor) {
+  const float d = *divisor;
+  for (int64_t i = globalThread(); i < n; i += gridThreads())
+    dst[i] = src[i] / d;
+}
+
+__global__ void partialSumKernel(const float* x, int64_t n, float* partials) {
+  __shared__ double shared[kThreads];
+  double total = 0;
+  for (int64_t i = globalThread(); i < n; i += gridThreads())
+    total += x[i];
+  total = blockSum<kThreads>(total, shared);
+  if (threadIdx.x == 0) partials[blockIdx.x] = static_cast<float>(total);
+}
+
+__global__ void finalSumKernel(const float* partials, int count, float* out) {
+  __shared__ double shared[kThreads];
+  double total = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    total += partials[i];
+  total = blockSum<kThreads>(total, shared);
+  if (threadIdx.x == 0) *out = static_cast<float>(total);
+}
+
+// Matrix kernels walk rows along grid y and columns along grid x (coalesced), both grid-stride:
+// no 64-bit division per element.
+__device__ inline int64_t firstColumn() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t columnStride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+__global__ void copyWithOnesKernel(const float* x, int64_t rows, int64_t cols, float* y,
+                                   int64_t ldy) {
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    for (int64_t j = firstColumn(); j <= cols; j += columnStride())
+      y[i * ldy + j] = j < cols ? x[i * cols + j] : 1.0f;
+  }
+}
+
+__global__ void setColumnKernel(float* y, int64_t rows, int64_t ld, int64_t col, float value) {
+  for (int64_t i = globalThread(); i < rows; i += gridThreads())
+    y[i * ld + col] = value;
+}
+
+__global__ void reluKernel(float* z, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    for (int64_t j = firstColumn(); j < cols; j += columnStride()) {
+      float* v = z + i * ld + j;
+      *v = *v > 0.0f ? *v : 0.0f;
+    }
+  }
+}
+
+__global__ void reluBackwardKernel(const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows,
+                                   int64_t cols) {
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    for (int64_t j = firstColumn(); j < cols; j += columnStride()) {
+      if (!(a[i * lda + j] > 0.0f)) d[i * ldd + j] = 0.0f;
+    }
+  }
+}
+
+// Enough blocks for about one thread per element, at most 65,535 rows of blocks (the rest loop).
+dim3 matrixGrid(int64_t rows, int64_t cols) {
+  const int64_t across = (cols + kThreads - 1) / kThreads;
+  return dim3(static_cast<unsigned>(across < 1 ? 1 : across),
+              static_cast<unsigned>(rows < 1 ? 1 : (rows > 65535 ? 65535 : rows)));
+}
+
+constexpr int kCeThreads = 512;
+
+// One block: a classifier's batch has few classes, and one block keeps the sums' order fixed.
+__global__ void softmaxCrossEntropyKernel(CrossEntropyArgs g) {
+  __shared__ double shared[kCeThreads];
+  double loss_sum = 0, correct = 0, invalid = 0;
+  for (int64_t i = threadIdx.x; i < g.rows; i += blockDim.x) {
+    const float* z = g.logits + i * g.ld;
+    const int32_t label = g.labels[i];
+    const bool valid = label >= 0 && label < g.classes;
+    invalid += valid ? 0 : 1;
+    int64_t best = 0;
+    for (int64_t j = 1; j < g.classes; ++j)
+      best = z[j] > z[best] ? j : best;
+    const float max = z[best];
+    float total = 0;
+    for (int64_t j = 0; j < g.classes; ++j)
+      total += expf(z[j] - max);
+    loss_sum += valid ? static_cast<double>(max + logf(total) - z[label]) : nan("");
+    correct += best == label ? 1 : 0;
+    if (g.dlogits) {
+      float* d = g.dlogits + i * g.ld_d;
+      for (int64_t j = 0; j < g.classes; ++j) {
+        d[j] = valid ? expf(z[j] - max) / total - (j == label ? 1.0f : 0.0f) : nanf("");
+      }
+    }
+  }
+  loss_sum = blockSum<kCeThreads>(loss_sum, shared);
+  __syncthreads();
+  correct = blockSum<kCeThreads>(correct, shared);
+  __syncthreads();
+  invalid = blockSum<kCeThreads>(invalid, shared);
+  if (threadIdx.x != 0) return;
+  const double rows = static_cast<double>(g.rows);
+  if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
+  if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
+  // A bad label makes the divisor of the gradient negative: the update is then an identity.
+  if (g.rows_out) *g.rows_out = invalid > 0 ? -INFINITY : static_cast<float>(g.rows);
+  if (g.metrics_out && invalid > 0) {
+    for (int k = 0; k < 3; ++k)
+      g.metrics_out[k] = g.metrics_in ? g.metrics_in[k] : 0.0;
+  } else if (g.metrics_out) {
+    const double in0 = g.metrics_in ? g.metrics_in[0] : 0.0;
+    const double in1 = g.metrics_in ? g.metrics_in[1] : 0.0;
+    const double in2 = g.metrics_in ? g.metrics_in[2] : 0.0;
+    g.metrics_out[0] = in0 + loss_sum;
+    g.metrics_out[1] = in1 + correct;
+    g.metrics_out[2] = in2 + rows;
+  }
+}
+
+}  // namespace
+
+void fill(void* stream, float* x, int64_t n, float value) {
+  if (n <= 0) return;
+  fillKernel<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(x, n, value);
+  checkLaunch("fill kernel");
+}
+
+void scale(void* stream, float* x, int64_t n, float alpha) {
+  if (n <= 0) return;
+  scaleKernel<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(x, n, alpha);
+  checkLaunch("scale kernel");
+}
+
+void axpy(void* stream, int64_t n, float alpha, const float* x, float* y) {
+  if (n <= 0) return;
+  axpyKernel<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(n, alpha, x, y);
+  checkLaunch("axpy kernel");
+}
+
+void divideBy(void* stream, float* dst, const float* src, int64_t n, const float* divisor) {
+  if (n <= 0) return;
+  divideByKernel<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(dst, src, n, divisor);
+  checkLaunch("divideBy kernel");
+}
+
+void sum(void* stream, const float* x, int64_t n, float* out, float* scratch) {
+  partialSumKernel<<<static_cast<int>(kSumScratch), kThreads, 0, asStream(stream)>>>(x, n, scratch);
+  checkLaunch("sum kernel (partials)");
+  finalSumKernel<<<1, kThreads, 0, asStream(stream)>>>(scratch, static_cast<int>(kSumScratch), out);
+  checkLaunch("sum kernel (total)");
+}
+
+void copyWithOnes(void* stream, const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy) {
+  if (rows <= 0) return;
+  copyWithOnesKernel<<<matrixGrid(rows, cols + 1), kThreads, 0, asStream(stream)>>>(x, rows, cols,
+                                                                                    y, ldy);
+  checkLaunch("copyWithOnes kernel");
+}
+
+void setColumn(void* stream, float* y, int64_t rows, int64_t ld, int64_t col, float value) {
+  if (rows <= 0) return;
+  setColumnKernel<<<blocksFor(rows), kThreads, 0, asStream(stream)>>>(y, rows, ld, col, value);
+  checkLaunch("setColumn kernel");
+}
+
+void relu(void* stream, float* z, int64_t rows, int64_t cols, int64_t ld) {
+  if (rows * cols <= 0) return;
+  reluKernel<<<matrixGrid(rows, cols), kThreads, 0, asStream(stream)>>>(z, rows, cols, ld);
+  checkLaunch("relu kernel");
+}
+
+void reluBackward(void* stream, const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows,
+                  int64_t cols) {
+  if (rows * cols <= 0) return;
+  reluBackwardKernel<<<matrixGrid(rows, cols), kThreads, 0, asStream(stream)>>>(a, lda, d, ldd,
+                                                                                rows, cols);
+  checkLaunch("reluBackward kernel");
+}
+
+void softmaxCrossEntropy(void* stream, const CrossEntropyArgs& args) {
+  softmaxCrossEntropyKernel<<<1, kCeThreads, 0, asStream(stream)>>>(args);
+  checkLaunch("softmax cross-entropy kernel");
+}
+
+}  // namespace synk::compute::cuda

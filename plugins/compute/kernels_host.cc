@@ -1,0 +1,107 @@
+// The host versions of kernels.h: plain loops, the reference the CUDA kernels are tested against.
+#include <cmath>
+#include <string>
+
+#include "plugins/compute/kernels.h"
+
+namespace synk::compute::host {
+
+void fill(float* x, int64_t n, float value) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = value;
+}
+
+void scale(float* x, int64_t n, float alpha) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] *= alpha;
+}
+
+void axpy(int64_t n, float alpha, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] += alpha * x[i];
+}
+
+void divideBy(float* dst, const float* src, int64_t n, const float* divisor) {
+  const float d = *divisor;
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = src[i] / d;
+}
+
+void sum(const float* x, int64_t n, float* out) {
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i)
+    total += x[i];
+  *out = static_cast<float>(total);
+}
+
+void copyWithOnes(const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j)
+      y[i * ldy + j] = x[i * cols + j];
+    y[i * ldy + cols] = 1.0f;
+  }
+}
+
+void setColumn(float* y, int64_t rows, int64_t ld, int64_t col, float value) {
+  for (int64_t i = 0; i < rows; ++i)
+    y[i * ld + col] = value;
+}
+
+void relu(float* z, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      float& v = z[i * ld + j];
+      v = v > 0.0f ? v : 0.0f;
+    }
+  }
+}
+
+void reluBackward(const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      if (!(a[i * lda + j] > 0.0f)) d[i * ldd + j] = 0.0f;
+    }
+  }
+}
+
+void softmaxCrossEntropy(const CrossEntropyArgs& g) {
+  double loss_sum = 0;
+  double correct = 0;
+  for (int64_t i = 0; i < g.rows; ++i) {
+    const float* z = g.logits + i * g.ld;
+    const int32_t label = g.labels[i];
+    if (label < 0 || label >= g.classes) {
+      throw sdk::Error(sdk::Status::InvalidArgument, "label " + std::to_string(label) + " of row " +
+                                                         std::to_string(i) + " is outside [0, " +
+                                                         std::to_string(g.classes) + ")");
+    }
+    int64_t best = 0;
+    for (int64_t j = 1; j < g.classes; ++j)
+      best = z[j] > z[best] ? j : best;
+    const float max = z[best];
+    float total = 0;
+    for (int64_t j = 0; j < g.classes; ++j)
+      total += std::exp(z[j] - max);
+    loss_sum += static_cast<double>(max + std::log(total) - z[label]);
+    correct += best == label ? 1 : 0;
+    if (g.dlogits) {
+      float* d = g.dlogits + i * g.ld_d;
+      for (int64_t j = 0; j < g.classes; ++j)
+        d[j] = std::exp(z[j] - max) / total - (j == label ? 1.0f : 0.0f);
+    }
+  }
+  const auto rows = static_cast<double>(g.rows);
+  if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
+  if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
+  if (g.rows_out) *g.rows_out = static_cast<float>(g.rows);
+  if (g.metrics_out) {
+    const double in[3] = {g.metrics_in ? g.metrics_in[0] : 0.0,
+                          g.metrics_in ? g.metrics_in[1] : 0.0,
+                          g.metrics_in ? g.metrics_in[2] : 0.0};
+    g.metrics_out[0] = in[0] + loss_sum;
+    g.metrics_out[1] = in[1] + correct;
+    g.metrics_out[2] = in[2] + rows;
+  }
+}
+
+}  // namespace synk::compute::host

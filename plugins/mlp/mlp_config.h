@@ -1,0 +1,42 @@
+#pragma once
+// The mlp's configuration, from its load options, and the layout of its flat parameter vector.
+//
+// Layer l maps d[l] features to d[l+1] (d = inputs, widths..., classes). Its weights W (d[l] x
+// d[l+1], row-major: y = x W + b) are followed by its bias b (d[l+1]), so the layer's block is one
+// (d[l] + 1) x d[l+1] matrix [W; b] at offset(l) of `params`: a GEMM of the input with a column of
+// ones appended applies both, and the gradient of the block is one GEMM too.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugins/compute/device.h"
+#include "plugins/compute/update_rules.h"
+#include "plugins/sdk/synk_sdk.h"
+
+namespace synk::mlp {
+
+struct Config {
+  std::vector<int64_t> dims;  // inputs, hidden widths..., classes
+  compute::Precision precision = compute::Precision::Fp32;
+  compute::Rule rule = compute::Rule::Sgd;
+  compute::Hyper hyper;
+  uint64_t seed = 0;
+  int64_t bucket_bytes = 0;    // gradient all-reduce buckets; 0: one, after the whole backward
+  bool reduce_in_grad = true;  // grad() all-reduces (false: each rank's own mean gradient)
+  bool cuda_graph = true;      // replay train_step as a captured CUDA graph (1 rank)
+
+  // Reads (and so declares) every option; refuses bad values naming the option.
+  static Config fromOptions(const sdk::Options& options);
+
+  int layers() const { return static_cast<int>(dims.size()) - 1; }
+  int64_t inputs() const { return dims.front(); }
+  int64_t classes() const { return dims.back(); }
+  // Offset of layer l's [W; b] block in the flat vector; offset(layers()) is the parameter count.
+  int64_t offset(int l) const;
+  int64_t parameters() const { return offset(layers()); }
+  // PyTorch's nn.Linear default: W and b uniform in +-1/sqrt(fan_in); element i of the flat
+  // vector is value i of stream `seed` (compute/init.h), so any rank or device computes the same.
+  void initialParameters(float* out) const;
+};
+
+}  // namespace synk::mlp

@@ -1,0 +1,271 @@
+// Model "mlp": a classifier of configurable widths and depth (ReLU, softmax cross-entropy) with
+// an update rule, for data-parallel training (plugins/mlp/README.md).
+//   train_step(x: float32 (n, inputs), y: int32 (n,)) -> loss: float32 ()
+//       forward, backward, gradient all-reduce over the ranks (buckets overlapping backward),
+//       update of params and the rule's state; adds to the rank-local metrics.
+//   loss(x, y) -> loss, accuracy: float32 ()     this rank's means (the runtime weighs by rows)
+//   grad(x, y)                                   the mean gradient of the batch into `grad`
+//   update()                                     applies `grad` to params with the rule
+// Variables: params, grad (float32, every weight and bias), opt_<state> (the rule's), opt_step
+// (int64, adam and adamax), metrics (float64 [loss sum, correct, samples], rank_local sum).
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugins/compute/cuda_resources.h"
+#include "plugins/compute/kernels.h"
+#include "plugins/compute/tensor_view.h"
+#include "plugins/compute/update_rules.h"
+#include "plugins/mlp/mlp_config.h"
+#include "plugins/mlp/mlp_network.h"
+#include "plugins/mlp/mlp_reducer.h"
+#include "plugins/sdk/synk_sdk.h"
+
+namespace synk::mlp {
+namespace {
+
+using sdk::DType;
+
+std::vector<std::string> stateVariables(compute::Rule rule) {
+  std::vector<std::string> names;
+  for (const std::string& state : compute::stateNames(rule))
+    names.push_back("opt_" + state);
+  return names;
+}
+
+// The variables an update reads and writes, in this order: params, states..., opt_step.
+std::vector<std::string> updateVariables(const Config& config) {
+  std::vector<std::string> names = {"params"};
+  for (const std::string& state : stateVariables(config.rule))
+    names.push_back(state);
+  if (compute::countsSteps(config.rule)) names.push_back("opt_step");
+  return names;
+}
+
+uint64_t keyOf(const void* pointer) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pointer));
+}
+
+class Mlp {
+ public:
+  static sdk::Spec spec(const sdk::Options& options) {
+    const Config config = Config::fromOptions(options);
+    const int64_t n = config.parameters();
+    sdk::Spec spec("mlp");
+    spec.variable("params", DType::Float32, {n}).initialFrom([config](std::byte* out, size_t) {
+      config.initialParameters(reinterpret_cast<float*>(out));
+    });
+    spec.variable("grad", DType::Float32, {n});
+    for (const std::string& state : stateVariables(config.rule))
+      spec.variable(state, DType::Float32, {n});
+    if (compute::countsSteps(config.rule)) spec.variable("opt_step", DType::Int64, {});
+    spec.variable("metrics", DType::Float64, {3}).rankLocal(sdk::Reduction::Sum);
+
+    sdk::Function& train = spec.function("train_step")
+                               .input("x", DType::Float32, 2)
+                               .input("y", DType::Int32, 1)
+                               .output("loss", DType::Float32, sdk::Shape{});
+    for (const std::string& v : updateVariables(config))
+      train.read(v).update(v);
+    train.read("metrics").update("metrics");
+    spec.function("loss")
+        .input("x", DType::Float32, 2)
+        .input("y", DType::Int32, 1)
+        .read("params")
+        .output("loss", DType::Float32, sdk::Shape{})
+        .output("accuracy", DType::Float32, sdk::Shape{});
+    spec.function("grad")
+        .input("x", DType::Float32, 2)
+        .input("y", DType::Int32, 1)
+        .read("params")
+        .update("grad");
+    sdk::Function& update = spec.function("update").read("grad");
+    for (const std::string& v : updateVariables(config))
+      update.read(v).update(v);
+    return spec;
+  }
+
+  static sdk::Handlers<Mlp> handlers() {
+    return sdk::Handlers<Mlp>()
+        .on("train_step", &Mlp::trainStep)
+        .on("loss", &Mlp::loss)
+        .on("grad", &Mlp::grad)
+        .on("update", &Mlp::update);
+  }
+
+  explicit Mlp(const sdk::Context& context)
+      : config_(Config::fromOptions(context.options())),
+        context_(context),
+        network_(config_, context) {
+    if (context.isCuda()) {
+      // Several ranks: backward on a stream of its own, so NCCL (on the rank's stream) overlaps it.
+      if (context.nRanks() > 1) compute_stream_ = std::make_unique<compute::cuda::Stream>();
+      void* work = compute_stream_ ? compute_stream_->get() : context.stream();
+      blas_ = std::make_unique<compute::cuda::BlasHandle>(context, work);
+      device_ = {true, work, blas_->get()};
+      rank_device_ = {true, context.stream(), blas_->get()};
+      if (config_.cuda_graph && context.nRanks() == 1) {
+        graphs_ = std::make_unique<compute::cuda::GraphCache>(context, 16);
+      }
+    }
+    network_.setDevice(device_);
+    reducer_ = std::make_unique<GradientReducer>(config_, context, device_.stream);
+  }
+
+ private:
+  struct Batch {
+    const float* x;
+    const int32_t* y;
+    int64_t rows;
+    std::string bad_label;  // host: why the labels are unusable, else empty
+  };
+
+  Batch takeBatch(sdk::Call& call) const {
+    const auto x = compute::matrixOf<float>(call.input("x"));
+    const auto y = compute::vectorOf<int32_t>(call.input("y"), x.rows);
+    if (x.cols != config_.inputs()) {
+      throw sdk::Error(sdk::Status::InvalidArgument,
+                       "x has " + std::to_string(x.cols) + " features per row; this mlp takes " +
+                           std::to_string(config_.inputs()) + " (option 'inputs')");
+    }
+    Batch batch{x.data, y.data, x.rows, {}};
+    for (int64_t i = 0; !context_.isCuda() && i < y.size && batch.bad_label.empty(); ++i) {
+      if (y.data[i] < 0 || y.data[i] >= config_.classes()) {
+        batch.bad_label = "label " + std::to_string(y.data[i]) + " of row " + std::to_string(i) +
+                          " is outside [0, " + std::to_string(config_.classes()) + ")";
+      }
+    }
+    return batch;
+  }
+
+  // Forward, loss and backward of a batch into the network's gradient (count slot included),
+  // all-reduced when `reduce`. A host batch with a bad label still takes part in every bucket
+  // (zeros, and a count of -infinity that every rank sees after the first bucket).
+  void gradientPass(const float* params, const Batch& batch, compute::CrossEntropyArgs out,
+                    bool reduce) {
+    float* grad = network_.gradient();
+    reducer_->begin();
+    if (batch.bad_label.empty()) {
+      network_.forward(params, batch.x, batch.rows);
+      out.rows_out = grad + config_.parameters();
+      network_.loss(batch.y, batch.rows, out, true);
+      network_.backward(params, batch.rows, grad, [&](int l) {
+        if (reduce) reducer_->layerDone(l, grad);
+      });
+    } else {
+      compute::fill(device_, grad, config_.parameters(), 0.0f);
+      compute::fill(device_, grad + config_.parameters(), 1,
+                    -std::numeric_limits<float>::infinity());
+      for (int l = config_.layers() - 1; l >= 0 && reduce; --l)
+        reducer_->layerDone(l, grad);
+    }
+    reducer_->join();
+  }
+
+  // Every rank fails the same call when some rank's host batch had a bad label.
+  void checkBatches(const Batch& batch) const {
+    if (!batch.bad_label.empty()) throw sdk::Error(sdk::Status::InvalidArgument, batch.bad_label);
+    if (context_.isCuda()) return;
+    if (!(network_.gradient()[config_.parameters()] >= 0.0f)) {
+      throw sdk::Error(sdk::Status::InvalidArgument,
+                       "another rank's share of the batch has a label outside [0, " +
+                           std::to_string(config_.classes()) + ")");
+    }
+  }
+
+  compute::UpdateArgs updateArgs(sdk::Call& call, const float* grad, const float* divisor) const {
+    compute::UpdateArgs a;
+    a.n = config_.parameters();
+    a.param = call.read("params").as<float>();
+    a.param_out = call.update("params").as<float>();
+    a.grad = grad;
+    a.grad_divisor = divisor;
+    const std::vector<std::string> states = stateVariables(config_.rule);
+    for (size_t s = 0; s < states.size(); ++s) {
+      a.state[s] = call.read(states[s]).as<float>();
+      a.state_out[s] = call.update(states[s]).as<float>();
+    }
+    if (compute::countsSteps(config_.rule)) {
+      a.step = call.read("opt_step").as<int64_t>();
+      a.step_out = call.update("opt_step").as<int64_t>();
+    }
+    return a;
+  }
+
+  void trainStep(sdk::Call& call) {
+    const Batch batch = takeBatch(call);
+    float* loss = call.output("loss", {}).as<float>();
+    network_.reserve(batch.rows);
+    float* grad = network_.gradient();
+    const compute::UpdateArgs update = updateArgs(call, grad, grad + config_.parameters());
+    compute::CrossEntropyArgs out;
+    out.mean_loss = loss;
+    out.metrics_in = call.read("metrics").as<double>();
+    out.metrics_out = call.update("metrics").as<double>();
+    auto body = [&] {
+      gradientPass(update.param, batch, out, true);
+      compute::applyUpdate(rank_device_, config_.rule, config_.hyper, update);
+    };
+    if (!graphs_) {
+      body();
+      return checkBatches(batch);
+    }
+    // Everything the launches bake in: buffers (the runtime rotates the update buffers) and size.
+    std::vector<uint64_t> key = {
+        keyOf(batch.x),      keyOf(batch.y),          uint64_t(batch.rows),
+        keyOf(loss),         keyOf(out.metrics_in),   keyOf(out.metrics_out),
+        keyOf(update.param), keyOf(update.param_out), network_.generation()};
+    for (int s = 0; s < 2; ++s) {
+      key.push_back(keyOf(update.state[s]));
+      key.push_back(keyOf(update.state_out[s]));
+    }
+    key.push_back(keyOf(update.step));
+    key.push_back(keyOf(update.step_out));
+    graphs_->run(key, context_.stream(), body);
+  }
+
+  void loss(sdk::Call& call) {
+    const Batch batch = takeBatch(call);
+    if (!batch.bad_label.empty()) throw sdk::Error(sdk::Status::InvalidArgument, batch.bad_label);
+    compute::CrossEntropyArgs out;
+    out.mean_loss = call.output("loss", {}).as<float>();
+    out.accuracy = call.output("accuracy", {}).as<float>();
+    network_.reserve(batch.rows);
+    reducer_->begin();
+    network_.forward(call.read("params").as<float>(), batch.x, batch.rows);
+    network_.loss(batch.y, batch.rows, out, false);
+    reducer_->join();
+  }
+
+  void grad(sdk::Call& call) {
+    const Batch batch = takeBatch(call);
+    network_.reserve(batch.rows);
+    gradientPass(call.read("params").as<float>(), batch, {}, config_.reduce_in_grad);
+    checkBatches(batch);
+    const float* grad = network_.gradient();
+    compute::divideBy(rank_device_, call.update("grad").as<float>(), grad, config_.parameters(),
+                      grad + config_.parameters());
+  }
+
+  void update(sdk::Call& call) {
+    compute::applyUpdate(rank_device_, config_.rule, config_.hyper,
+                         updateArgs(call, call.read("grad").as<float>(), nullptr));
+  }
+
+  Config config_;
+  sdk::Context context_;
+  std::unique_ptr<compute::cuda::Stream> compute_stream_;
+  std::unique_ptr<compute::cuda::BlasHandle> blas_;
+  compute::Device device_ = compute::hostDevice();       // forward, backward
+  compute::Device rank_device_ = compute::hostDevice();  // updates (after the all-reduce)
+  Network network_;
+  std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<compute::cuda::GraphCache> graphs_;
+};
+
+}  // namespace
+}  // namespace synk::mlp
+
+SYNK_PLUGIN(synk::mlp::Mlp)

@@ -1,0 +1,66 @@
+#include "plugins/mlp/mlp_reducer.h"
+
+namespace synk::mlp {
+
+std::vector<Bucket> planBuckets(const Config& config) {
+  std::vector<Bucket> buckets;
+  int64_t end = config.parameters() + 1;  // the count slot rides in the first bucket
+  for (int l = config.layers() - 1; l >= 0; --l) {
+    const int64_t begin = config.offset(l);
+    const bool full = config.bucket_bytes > 0 &&
+                      (end - begin) * static_cast<int64_t>(sizeof(float)) >= config.bucket_bytes;
+    if (full || l == 0) {
+      buckets.push_back({l, begin, end});
+      end = begin;
+    }
+  }
+  return buckets;
+}
+
+GradientReducer::GradientReducer(const Config& config, const sdk::Context& context,
+                                 void* compute_stream)
+    : context_(context),
+      buckets_(planBuckets(config)),
+      reduces_(context.nRanks() > 1),
+      two_streams_(context.isCuda() && compute_stream != context.stream()),
+      compute_stream_(compute_stream) {
+  if (reduces_ && !context.hasAllReduce()) {
+    throw sdk::Error(sdk::Status::Unsupported,
+                     "the mlp on several ranks needs the host's all_reduce (plugin ABI 1.2); "
+                     "this host's ABI is older");
+  }
+  if (!two_streams_) return;
+  start_ = std::make_unique<compute::cuda::Event>();
+  done_ = std::make_unique<compute::cuda::Event>();
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    ready_.push_back(std::make_unique<compute::cuda::Event>());
+}
+
+void GradientReducer::begin() {
+  next_ = 0;
+  if (!two_streams_) return;
+  start_->record(context_.stream());
+  start_->makeWait(compute_stream_);
+}
+
+void GradientReducer::layerDone(int l, float* grad) {
+  if (!reduces_) return;
+  while (next_ < buckets_.size() && buckets_[next_].last_layer == l) {
+    const Bucket& bucket = buckets_[next_];
+    if (two_streams_) {
+      ready_[next_]->record(compute_stream_);
+      ready_[next_]->makeWait(context_.stream());
+    }
+    context_.allReduce(grad + bucket.begin, static_cast<size_t>(bucket.end - bucket.begin),
+                       sdk::DType::Float32, sdk::ReduceOp::Sum);
+    ++next_;
+  }
+}
+
+void GradientReducer::join() {
+  if (!two_streams_) return;
+  done_->record(compute_stream_);
+  done_->makeWait(context_.stream());
+}
+
+}  // namespace synk::mlp

@@ -1,0 +1,102 @@
+// The host kernels of plugins/compute/kernels.h against values worked out independently.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "plugins/compute/kernels.h"
+
+namespace synk::compute {
+namespace {
+
+const Device kHost = hostDevice();
+
+TEST_CASE("element-wise kernels and the deterministic sum", "[plugins][compute]") {
+  std::vector<float> x = {1, -2, 3, -4};
+  scale(kHost, x.data(), 4, -0.5f);
+  CHECK(x == std::vector<float>{-0.5f, 1, -1.5f, 2});
+  std::vector<float> y = {1, 1, 1, 1};
+  axpy(kHost, 4, 2, x.data(), y.data());
+  CHECK(y == std::vector<float>{0, 3, -2, 5});
+  const float four = 4;
+  divideBy(kHost, y.data(), y.data(), 4, &four);
+  CHECK(y == std::vector<float>{0, 0.75f, -0.5f, 1.25f});
+  fill(kHost, y.data(), 3, 7);
+  CHECK(y == std::vector<float>{7, 7, 7, 1.25f});
+  std::vector<float> many(100001);
+  for (size_t i = 0; i < many.size(); ++i)
+    many[i] = static_cast<float>(i % 7) - 3.0f;  // cycles of -3..3 sum to 0
+  float total = 0;
+  sum(kHost, many.data(), static_cast<int64_t>(many.size()), &total, nullptr);
+  CHECK(total == -3.0f);  // 14285 cycles, then -3, -2, -1, 0, 1, 2
+}
+
+TEST_CASE("a layer's input gets the bias column and relu masks both ways", "[plugins][compute]") {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};  // 2 x 3
+  std::vector<float> y(2 * 5, -9);                  // ld 5: cols 0..2, ones at 3, 4 untouched
+  copyWithOnes(kHost, x.data(), 2, 3, y.data(), 5);
+  CHECK(y == std::vector<float>{1, 2, 3, 1, -9, 4, 5, 6, 1, -9});
+  setColumn(kHost, y.data(), 2, 5, 4, 0.5f);
+  CHECK(y[4] == 0.5f);
+  CHECK(y[9] == 0.5f);
+
+  std::vector<float> z = {-1, 2, 0, -3, 4, 9};  // 2 x 2 with ld 3 (column 2 untouched)
+  relu(kHost, z.data(), 2, 2, 3);
+  CHECK(z == std::vector<float>{0, 2, 0, 0, 4, 9});
+  std::vector<float> d = {10, 20, 30, 40};  // gradient at relu's output, ld 2
+  reluBackward(kHost, z.data(), 3, d.data(), 2, 2, 2);
+  CHECK(d == std::vector<float>{0, 20, 0, 40});
+}
+
+TEST_CASE("softmax cross-entropy gives loss, accuracy, gradient and metrics in one pass",
+          "[plugins][compute]") {
+  // Row 0: logits (0, ln 3) -> p = (1/4, 3/4), label 1: loss ln(4/3), correct.
+  // Row 1: logits (2, 2), label 0: loss ln 2; the first maximum (0) is the prediction: correct.
+  // Row 2: logits (0, ln 3), label 0: loss ln 4, wrong.
+  const float ln3 = std::log(3.0f);
+  const std::vector<float> logits = {0, ln3, 2, 2, 0, ln3};
+  const std::vector<int32_t> labels = {1, 0, 0};
+  std::vector<float> d(6);
+  float mean = 0, accuracy = 0, rows = 0;
+  std::vector<double> metrics = {1.0, 2.0, 3.0};
+  CrossEntropyArgs args;
+  args.logits = logits.data();
+  args.rows = 3;
+  args.classes = 2;
+  args.ld = 2;
+  args.labels = labels.data();
+  args.dlogits = d.data();
+  args.ld_d = 2;
+  args.mean_loss = &mean;
+  args.accuracy = &accuracy;
+  args.rows_out = &rows;
+  args.metrics_in = metrics.data();
+  args.metrics_out = metrics.data();
+  softmaxCrossEntropy(kHost, args);
+  const double loss_sum = std::log(4.0 / 3.0) + std::log(2.0) + std::log(4.0);
+  CHECK(mean == Approx(loss_sum / 3).epsilon(1e-6));
+  CHECK(accuracy == Approx(2.0 / 3));
+  CHECK(rows == 3);
+  CHECK(d[0] == Approx(0.25));
+  CHECK(d[1] == Approx(-0.25));
+  CHECK(d[2] == Approx(-0.5));
+  CHECK(d[3] == Approx(0.5));
+  CHECK(d[4] == Approx(-0.75));
+  CHECK(d[5] == Approx(0.75));
+  CHECK(metrics[0] == Approx(1.0 + loss_sum).epsilon(1e-6));
+  CHECK(metrics[1] == 4.0);
+  CHECK(metrics[2] == 6.0);
+
+  args.rows = 0;
+  softmaxCrossEntropy(kHost, args);
+  CHECK(mean == 0);  // an empty share weighs nothing in a row-weighted average
+  CHECK(rows == 0);
+
+  const std::vector<int32_t> bad = {1, 2, 0};
+  args.rows = 3;
+  args.labels = bad.data();
+  CHECK_THROWS_WITH(softmaxCrossEntropy(kHost, args), "label 2 of row 1 is outside [0, 2)");
+}
+
+}  // namespace
+}  // namespace synk::compute
