@@ -17,19 +17,10 @@ int64_t nanoseconds(Clock::duration d) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
 }
 
-// Session::load with model options where this synk offers it (issue 16's
-// Session::load(path, ModelOptions)); without it only an experiment without options can run.
-template <typename S>
-Model loadModel(S& session, const std::string& path, const Options& options) {
-  if constexpr (requires(S & s, const std::string& p, const Options& o) { s.load(p, o); }) {
-    return session.load(path, options);
-  } else {
-    if (!options.empty()) {
-      throw BadInput("model options (" + options.begin()->first +
-                     " ...) are given, but this synk's Session::load takes none");
-    }
-    return session.load(path);
-  }
+// The experiment's [model] section becomes the model's load options; the model refuses a key
+// it does not declare, naming the valid ones.
+Model loadModel(Session& session, const std::string& path, const Options& options) {
+  return session.load(path, ModelOptions(options.begin(), options.end()));
 }
 
 const FunctionSpec& functionSpec(const Model& model, const std::string& name) {
