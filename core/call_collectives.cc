@@ -17,7 +17,7 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
   args.count = count;
   args.dtype = dtype;
   args.op = op;
-  core_.communicator(true).allReduce(args, *waiter_);
+  core_.defaultCommunicator().allReduce(args, *waiter_);  // host-staged where ranks share a GPU
 }
 
 }  // namespace synk::detail

@@ -82,8 +82,14 @@ void rankMain(ProcessGroup& group, Job& job) {
   size_t k = 0;
   try {
     heap = std::make_unique<ShmHeap>(group.shmPrefix(), rank);
-    const int ordinal = job.factory.name() == "cpu" ? -1 : rank % std::max(1, job.gpus);
-    RankEnvironment env{group, *heap, ordinal};
+    // Device ranks share the GPUs round-robin when there are fewer (host staging only then).
+    std::vector<int> devices;
+    if (job.factory.name() != "cpu") {
+      for (int r = 0; r < group.size(); ++r)
+        devices.push_back(r % std::max(1, job.gpus));
+    }
+    const int ordinal = devices.empty() ? -1 : devices[static_cast<size_t>(rank)];
+    RankEnvironment env{group, *heap, ordinal, devices};
     backend = job.factory.create(env);
     Waiter ready = group.commandWaiter("every rank's backend");
     group.barrier().arrive(ready, BarrierSite::Startup);

@@ -1,5 +1,7 @@
 #include "harness/context.h"
 
+#include "synk_source_state.h"  // generated: SYNK_BUILT_COMMIT, SYNK_BUILT_DIRTY
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -142,6 +144,13 @@ MachineContext probeMachine() {
 
 SourceState sourceState() {
   SourceState state;
+  // The commit the binaries were built from, when the build knew it: a GPU machine's copy of the
+  // tree may carry another .git, or none.
+  if (std::string(SYNK_BUILT_COMMIT).size() > 0) {
+    state.commit = SYNK_BUILT_COMMIT;
+    state.dirty = SYNK_BUILT_DIRTY;
+    return state;
+  }
   const std::string dir = SYNK_SOURCE_DIR;
   if (auto head = captureOutput({"git", "-C", dir, "rev-parse", "HEAD"}, kToolDeadline)) {
     state.commit = std::string(trim(*head));
