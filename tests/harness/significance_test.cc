@@ -142,7 +142,8 @@ TEST_CASE("identical samples: no regression", "[harness]") {
   CHECK(c.test.p == 1);
 }
 
-TEST_CASE("a 10 % shift over 9 repetitions: regression; the same speed-up: better", "[harness]") {
+TEST_CASE("a 10 % shift over 9 repetitions: regression (and the same speed-up: better)",
+          "[harness]") {
   Noise noise(2);
   const std::vector<double> base = noise.around(100, 0.01, 9);
   const std::vector<double> slower = noise.around(110, 0.01, 9);
