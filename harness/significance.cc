@@ -207,6 +207,16 @@ std::vector<PointComparison> comparePoints(const std::vector<PointSamples>& poin
   return out;
 }
 
+CompareExit compareExit(const std::vector<PointComparison>& points, bool fail_on_improvement) {
+  bool incomparable = false;
+  for (const PointComparison& c : points) {
+    if (c.verdict == Verdict::Worse) return kCompareRegression;
+    if (c.verdict == Verdict::Better && fail_on_improvement) return kCompareRegression;
+    incomparable |= c.verdict == Verdict::Incomparable;
+  }
+  return incomparable ? kCompareIncomparable : kCompareOk;
+}
+
 double speedup(const ScalingSamples& s) {
   if (s.reference.empty() || s.point.empty() || s.ranks < 1 || s.reference_ranks < 1) {
     throw InvalidArgument(str("speedup: ", s.reference.size(), " reference and ", s.point.size(),

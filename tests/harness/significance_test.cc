@@ -264,6 +264,24 @@ TEST_CASE("one real 10 % regression among 27 unchanged points is found, and only
   }
 }
 
+TEST_CASE("compare's exit status: 0 same, 1 regression, 3 incomparable", "[harness]") {
+  auto verdicts = [](std::initializer_list<Verdict> list) {
+    std::vector<PointComparison> points;
+    for (Verdict v : list) {
+      points.emplace_back();
+      points.back().verdict = v;
+    }
+    return points;
+  };
+  CHECK(compareExit({}) == kCompareOk);
+  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Better})) == kCompareOk);
+  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Better}), true) == kCompareRegression);
+  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Incomparable})) == kCompareIncomparable);
+  CHECK(compareExit(verdicts({Verdict::Incomparable, Verdict::Worse})) == kCompareRegression);
+  // The rule end to end: too few repetitions is incomplete, not a pass.
+  CHECK(compareExit(comparePoints({point({1, 2, 3}, {1, 2, 3})})) == kCompareIncomparable);
+}
+
 TEST_CASE("speedup and efficiency change with bootstrap intervals", "[harness]") {
   Noise noise(5);
   // Weak scaling on 4 ranks: 1-rank step 100 ms; the baseline's 4-rank step 110 ms (speedup
