@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "harness/errors.h"
 #include "harness/stats.h"
 
 namespace synk::harness {
@@ -207,14 +208,14 @@ std::vector<PointComparison> comparePoints(const std::vector<PointSamples>& poin
   return out;
 }
 
-CompareExit compareExit(const std::vector<PointComparison>& points, bool fail_on_improvement) {
+int compareExit(const std::vector<PointComparison>& points, bool fail_on_improvement) {
   bool incomparable = false;
   for (const PointComparison& c : points) {
-    if (c.verdict == Verdict::Worse) return kCompareRegression;
-    if (c.verdict == Verdict::Better && fail_on_improvement) return kCompareRegression;
+    if (c.verdict == Verdict::Worse) return kExitRegression;
+    if (c.verdict == Verdict::Better && fail_on_improvement) return kExitRegression;
     incomparable |= c.verdict == Verdict::Incomparable;
   }
-  return incomparable ? kCompareIncomparable : kCompareOk;
+  return incomparable ? kExitRunFailed : kExitOk;
 }
 
 double speedup(const ScalingSamples& s) {

@@ -102,18 +102,11 @@ struct PointComparison {
 std::vector<PointComparison> comparePoints(const std::vector<PointSamples>& points,
                                            const RegressionThresholds& thresholds = {});
 
-// `synk-bench compare`'s exit status: 1 when any point is worse (or better, with
-// fail_on_improvement): a regression outranks an incomplete compare, it is a finding either way;
-// else 3 when any point is incomparable (another machine or config, or too few repetitions to
-// tell); else 0. 2 (bad input) is the command line's to give.
-enum CompareExit {
-  kCompareOk = 0,
-  kCompareRegression = 1,
-  kCompareBadInput = 2,
-  kCompareIncomparable = 3
-};
-CompareExit compareExit(const std::vector<PointComparison>& points,
-                        bool fail_on_improvement = false);
+// `synk-bench compare`'s exit status (errors.h): kExitRegression (1) when any point is worse (or
+// better, with fail_on_improvement): a regression outranks an incomplete compare, it is a
+// finding either way; else kExitRunFailed (3) when any point is incomparable (another machine or
+// config, or too few repetitions to tell); else kExitOk. 2 (bad input) is the command line's.
+int compareExit(const std::vector<PointComparison>& points, bool fail_on_improvement = false);
 
 // ---- Speedup and efficiency ------------------------------------------------------------------
 

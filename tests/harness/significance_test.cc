@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "harness/errors.h"
 #include "tests/harness/noise.h"
 
 using namespace synk::harness;
@@ -273,13 +274,13 @@ TEST_CASE("compare's exit status: 0 same, 1 regression, 3 incomparable", "[harne
     }
     return points;
   };
-  CHECK(compareExit({}) == kCompareOk);
-  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Better})) == kCompareOk);
-  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Better}), true) == kCompareRegression);
-  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Incomparable})) == kCompareIncomparable);
-  CHECK(compareExit(verdicts({Verdict::Incomparable, Verdict::Worse})) == kCompareRegression);
+  CHECK(compareExit({}) == kExitOk);
+  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Better})) == kExitOk);
+  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Better}), true) == kExitRegression);
+  CHECK(compareExit(verdicts({Verdict::Same, Verdict::Incomparable})) == kExitRunFailed);
+  CHECK(compareExit(verdicts({Verdict::Incomparable, Verdict::Worse})) == kExitRegression);
   // The rule end to end: too few repetitions is incomplete, not a pass.
-  CHECK(compareExit(comparePoints({point({1, 2, 3}, {1, 2, 3})})) == kCompareIncomparable);
+  CHECK(compareExit(comparePoints({point({1, 2, 3}, {1, 2, 3})})) == kExitRunFailed);
 }
 
 TEST_CASE("speedup and efficiency change with bootstrap intervals", "[harness]") {

@@ -2,10 +2,11 @@
 // variable collective), on one session of cpu or cuda ranks forked before any benchmark runs.
 //   synk-micro [--ranks=N] [--backend=cpu|cuda] [--devices=0,1,...] [Google Benchmark flags]
 //   synk-micro --benchmark_repetitions=9 --benchmark_out=micro.json --benchmark_out_format=json
-// Each repetition is one sample for `synk-bench compare`: import the JSON into the synk-bench
-// database (harness/micro_import.h). Defaults: 2 ranks, cpu (or SYNK_BENCH_RANKS,
-// SYNK_BENCH_BACKEND); --devices=0,0 puts two ranks on one GPU where the runtime allows it.
-// A cuda session forks once per process: run cpu and cuda separately.
+// Each repetition is one sample for `synk-bench compare`: `synk-bench import-micro micro.json`
+// stores the JSON as a run (harness/micro_store.h), its commit from the synk.commit context.
+// Defaults: 2 ranks, cpu (or SYNK_BENCH_RANKS, SYNK_BENCH_BACKEND); --devices=0,0 puts two ranks on
+// one GPU where the runtime allows it. A cuda session forks once per process: run cpu and cuda
+// separately.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/context.h"
 #include "tests/bench/micro/micro_session.h"
 
 namespace {
@@ -84,6 +86,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // The commit this synk-micro was built from, for `synk-bench import-micro` (read before
+    // any rank exists: it runs git).
+    const synk::harness::SourceState source = synk::harness::sourceState();
+    benchmark::AddCustomContext("synk.commit", source.commit);
+    benchmark::AddCustomContext("synk.dirty", source.dirty ? "true" : "false");
     auto micro = std::make_unique<synk::micro::MicroSession>();
     // A rank that hangs fails the run within a minute rather than the default ten.
     micro->session = synk::fork({.n_parallel = flags.ranks,
