@@ -50,7 +50,7 @@ const PointCompare& row(const RunCompare& c, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("compare: identical runs are the same (exit 0); a 10 % slower point regresses (exit 1)",
+TEST_CASE("compare: identical runs are the same (exit 0), a 10 % slower point regresses (exit 1)",
           "[harness]") {
   TempDir dir;
   Store store = Store::open(dir.file("c.db"), Store::Mode::Write);

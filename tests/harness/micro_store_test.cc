@@ -72,7 +72,7 @@ TEST_CASE("micro results become a run: a point per benchmark, a repetition per r
   CHECK(same.count(Verdict::Same) == 2);
 }
 
-TEST_CASE("micro results: another context is another key; refusals", "[harness]") {
+TEST_CASE("micro results: another context is another key, and the refusals", "[harness]") {
   TempDir dir;
   Store store = Store::open(dir.file("m.db"), Store::Mode::Write);
   const MicroResults cpu = recorded();
