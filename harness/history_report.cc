@@ -90,6 +90,7 @@ std::string historyHtmlSection(const History& history) {
       medians.y.push_back(p.entries[i].median * unit);
     }
     chart.series.push_back(std::move(medians));
+    chart.integer_x = true;
     // Each segment's level: the median of its commits' values, drawn across the segment.
     std::vector<size_t> bounds = {0};
     for (const ChangePoint& c : p.changes)
