@@ -268,6 +268,7 @@ AbRuns runAlternately(const AbOptions& options, std::FILE* progress) {
       const Finished done = runProcess(argv, log, options.process_timeout, stop);
       const double took = std::chrono::duration<double>(Clock::now() - start).count();
       std::fprintf(progress, "%s (%.1f s)\n", done.how.c_str(), took);
+      std::fflush(progress);
       if (stop.requested()) throw RunFailed("interrupted (Ctrl-C): nothing stored");
       if (done.exit_code == kExitBadInput) {
         throw BadInput(std::string(side.name) + " build refused the round:" + tail(log, 8));
