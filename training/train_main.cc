@@ -37,6 +37,7 @@ Config parse(int argc, char** argv) {
   std::string widths, optimizer, lr, precision, seed, bucket_bytes, graph;
   int64_t batch = 256;
   bool two_phase = false;
+  std::vector<std::string> extra_options;
   po::options_description desc(
       "train: the mlp on Fashion-MNIST (or synthetic data), data-parallel");
   desc.add_options()("help,h", "show this help")(
@@ -65,6 +66,8 @@ Config parse(int argc, char** argv) {
                                                 po::value(&c.resident)->default_value("auto"),
                                                 "keep the data on the GPUs: yes, no, auto (cuda)")(
       "two-phase", po::bool_switch(&two_phase), "grad then update instead of train_step")(
+      "model", po::value(&extra_options)->composing(),
+      "another mlp option as KEY=VALUE, repeatable (e.g. gemm=cublas, fuse_update=false)")(
       "json", po::bool_switch(&c.json), "print the result as one JSON object");
   po::variables_map vm;
   try {
@@ -81,10 +84,32 @@ Config parse(int argc, char** argv) {
   c.model = {{"widths", widths},       {"optimizer", optimizer}, {"lr", lr},
              {"precision", precision}, {"seed", seed},           {"bucket_bytes", bucket_bytes},
              {"cuda_graph", graph}};
+  for (const std::string& option : extra_options) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "train: --model '" << option << "' is not KEY=VALUE\n";
+      std::exit(2);
+    }
+    c.model[option.substr(0, eq)] = option.substr(eq + 1);
+  }
   c.trainer.fused = !two_phase;
   c.fit.epoch.batch = batch;
   c.fit.epoch.seed = std::stoull(seed);
   return c;
+}
+
+// Each epoch's own seconds (its evaluation included): the first carries the one-time costs
+// (graph captures, library warm-up), the others the steady state.
+std::string epochSeconds(const FitResult& r) {
+  std::string list;
+  double before = 0;
+  for (const EpochReport& e : r.epochs) {
+    char item[32];
+    std::snprintf(item, sizeof item, "%s%.4f", list.empty() ? "" : ", ", e.seconds - before);
+    list += item;
+    before = e.seconds;
+  }
+  return list;
 }
 
 void printJson(const Config& c, const FitResult& r, int ranks, const std::string& backend) {
@@ -92,10 +117,10 @@ void printJson(const Config& c, const FitResult& r, int ranks, const std::string
   std::printf(
       "{\"backend\": \"%s\", \"ranks\": %d, \"batch\": %lld, \"epochs\": %d, \"reached\": %s, "
       "\"target\": %.4f, \"test_accuracy\": %.4f, \"test_loss\": %.5f, \"seconds\": %.4f, "
-      "\"steps\": %lld}\n",
+      "\"steps\": %lld, \"epoch_seconds\": [%s]}\n",
       backend.c_str(), ranks, static_cast<long long>(c.fit.epoch.batch), last.epoch,
       r.reached ? "true" : "false", c.fit.target_accuracy, last.test.accuracy, last.test.loss,
-      r.seconds, static_cast<long long>(last.steps * last.epoch));
+      r.seconds, static_cast<long long>(last.steps * last.epoch), epochSeconds(r).c_str());
 }
 
 int run(Config c) {
