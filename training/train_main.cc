@@ -117,10 +117,12 @@ void printJson(const Config& c, const FitResult& r, int ranks, const std::string
   std::printf(
       "{\"backend\": \"%s\", \"ranks\": %d, \"batch\": %lld, \"epochs\": %d, \"reached\": %s, "
       "\"target\": %.4f, \"test_accuracy\": %.4f, \"test_loss\": %.5f, \"seconds\": %.4f, "
-      "\"steps\": %lld, \"epoch_seconds\": [%s]}\n",
+      "\"steps\": %lld, \"epoch_seconds\": [%s], \"first_step_seconds\": %.5f, "
+      "\"second_step_seconds\": %.5f, \"first_evaluation_seconds\": %.5f}\n",
       backend.c_str(), ranks, static_cast<long long>(c.fit.epoch.batch), last.epoch,
       r.reached ? "true" : "false", c.fit.target_accuracy, last.test.accuracy, last.test.loss,
-      r.seconds, static_cast<long long>(last.steps * last.epoch), epochSeconds(r).c_str());
+      r.seconds, static_cast<long long>(last.steps * last.epoch), epochSeconds(r).c_str(),
+      r.first_step_seconds, r.second_step_seconds, r.first_evaluation_seconds);
 }
 
 int run(Config c) {

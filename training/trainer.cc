@@ -68,11 +68,21 @@ FitResult fit(Trainer& trainer, const Data& train_x, const Data& train_y, const 
     report.epoch = epoch;
     double loss_sum = 0;
     for (const Selection& batch : epochBatches(train_y.length(), options.epoch, epoch)) {
-      loss_sum += trainer.step(train_x, train_y, batch);
+      const auto before = Clock::now();
+      loss_sum += trainer.step(train_x, train_y, batch);  // returns once the step is done
+      if (epoch == 1 && report.steps < 2) {
+        (report.steps == 0 ? result.first_step_seconds : result.second_step_seconds) =
+            std::chrono::duration<double>(Clock::now() - before).count();
+      }
       ++report.steps;
     }
     report.train_loss = report.steps ? loss_sum / double(report.steps) : 0.0;
+    const auto before_evaluation = Clock::now();
     report.test = trainer.evaluate(test_x, test_y, options.eval_slices);
+    if (epoch == 1) {
+      result.first_evaluation_seconds =
+          std::chrono::duration<double>(Clock::now() - before_evaluation).count();
+    }
     report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     result.epochs.push_back(report);
     if (options.progress) options.progress(report);

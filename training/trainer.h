@@ -79,6 +79,11 @@ struct FitResult {
   std::vector<EpochReport> epochs;
   bool reached = false;
   double seconds = 0;  // to the target when reached, else of every epoch
+  // Where the first epoch's extra time goes: its first step and first evaluation carry one-time
+  // costs (device copies of resident data, buffers, library plans, graph captures).
+  double first_step_seconds = 0;
+  double second_step_seconds = 0;
+  double first_evaluation_seconds = 0;
 };
 
 // Trains on (train_x, train_y), evaluates on (test_x, test_y) after every epoch, timing both.
