@@ -59,8 +59,11 @@ Config parse(int argc, char** argv) {
                                          "replay steps as a CUDA graph")(
       "batch", po::value(&batch)->default_value(256), "global batch size")(
       "epochs", po::value(&c.fit.max_epochs)->default_value(20), "at most this many epochs")(
-      "target", po::value(&c.fit.target_accuracy)->default_value(0.88),
-      "stop at this test accuracy (0: run every epoch)")(
+      "warmup-steps", po::value(&c.fit.warmup_steps)->default_value(0),
+      "steps and an evaluation before the clock starts, every variable restored after (as the "
+      "PyTorch peer's warm-up and capture)")("target",
+                                             po::value(&c.fit.target_accuracy)->default_value(0.88),
+                                             "stop at this test accuracy (0: run every epoch)")(
       "eval-slices", po::value(&c.fit.eval_slices)->default_value(1),
       "slices per rank of the evaluation call")("resident",
                                                 po::value(&c.resident)->default_value("auto"),
@@ -118,11 +121,13 @@ void printJson(const Config& c, const FitResult& r, int ranks, const std::string
       "{\"backend\": \"%s\", \"ranks\": %d, \"batch\": %lld, \"epochs\": %d, \"reached\": %s, "
       "\"target\": %.4f, \"test_accuracy\": %.4f, \"test_loss\": %.5f, \"seconds\": %.4f, "
       "\"steps\": %lld, \"epoch_seconds\": [%s], \"first_step_seconds\": %.5f, "
-      "\"second_step_seconds\": %.5f, \"first_evaluation_seconds\": %.5f}\n",
+      "\"second_step_seconds\": %.5f, \"first_evaluation_seconds\": %.5f, "
+      "\"warmup_steps\": %d, \"warmup_seconds\": %.4f}\n",
       backend.c_str(), ranks, static_cast<long long>(c.fit.epoch.batch), last.epoch,
       r.reached ? "true" : "false", c.fit.target_accuracy, last.test.accuracy, last.test.loss,
       r.seconds, static_cast<long long>(last.steps * last.epoch), epochSeconds(r).c_str(),
-      r.first_step_seconds, r.second_step_seconds, r.first_evaluation_seconds);
+      r.first_step_seconds, r.second_step_seconds, r.first_evaluation_seconds, c.fit.warmup_steps,
+      r.warmup_seconds);
 }
 
 int run(Config c) {

@@ -36,6 +36,31 @@ Evaluation Trainer::evaluate(const Data& x, const Data& y, int num_slices) {
   return {out.at(0).as<float>()[0], out.at(1).as<float>()[0]};
 }
 
+void Trainer::warmUp(const Data& x, const Data& y, const Selection& batch, const Data& test_x,
+                     const Data& test_y, int steps, int num_slices) {
+  if (steps <= 0) return;
+  const std::vector<Variable> vars = model_.variables();
+  std::vector<Array> before;
+  for (const Variable& v : vars) {
+    before.push_back(v.getValue());
+    const Array& value = before.back();
+    bool zero = true;
+    for (int64_t i = 0; i < value.size() && zero; ++i)
+      zero = value.flat(i) == 0;
+    if (v.kind() == VariableKind::RankLocal && !zero) {
+      throw InvalidArgument(str("warm-up of model '", model_.name(), "': rank-local variable '",
+                                v.name(), "' already holds values; warm up before training"));
+    }
+  }
+  // The evaluation first: its larger batch may grow the model's buffers, and steps captured
+  // before that would be captured again in the first epoch.
+  evaluate(test_x, test_y, num_slices);
+  for (int k = 0; k < steps; ++k)
+    step(x, y, batch);
+  const std::vector<ArrayView> values(before.begin(), before.end());
+  session_.broadcast(vars, values);  // every rank back to the master's earlier values
+}
+
 std::vector<Selection> epochBatches(int64_t rows, const EpochOptions& options, int epoch) {
   if (options.batch <= 0) throw InvalidArgument(str("batch size ", options.batch, " must be > 0"));
   std::vector<int64_t> order(static_cast<size_t>(rows));
@@ -62,6 +87,17 @@ FitResult fit(Trainer& trainer, const Data& train_x, const Data& train_y, const 
               const Data& test_y, const FitOptions& options) {
   using Clock = std::chrono::steady_clock;
   FitResult result;
+  if (options.warmup_steps > 0) {
+    // A batch like the epochs' (an index list of the same size: the same launches), from a
+    // permutation no epoch uses.
+    const auto warmup_start = Clock::now();
+    const std::vector<Selection> batches = epochBatches(train_y.length(), options.epoch, 0);
+    if (!batches.empty()) {
+      trainer.warmUp(train_x, train_y, batches.front(), test_x, test_y, options.warmup_steps,
+                     options.eval_slices);
+    }
+    result.warmup_seconds = std::chrono::duration<double>(Clock::now() - warmup_start).count();
+  }
   const auto start = Clock::now();
   for (int epoch = 1; epoch <= options.max_epochs; ++epoch) {
     EpochReport report;

@@ -40,6 +40,14 @@ class Trainer {
   float step(const Data& x, const Data& y, const Selection& batch = {});
   // Loss and accuracy over every row of (x, y) in one call, each rank's share in `num_slices`.
   Evaluation evaluate(const Data& x, const Data& y, int num_slices = 1);
+  // Pays the one-time costs before a timed fit -- resident data copied to the devices, buffers,
+  // GEMM library kernels loaded, CUDA graphs captured -- as the PyTorch peer does before its
+  // clock starts (data moved to the GPU, warm-up steps and capture, then parameters and optimizer
+  // reset): one evaluation and `steps` steps on `batch`, then every variable put back to its value
+  // before. Call it before training: rank-local variables must still be zero (else
+  // InvalidArgument), since their per-rank values cannot be read back.
+  void warmUp(const Data& x, const Data& y, const Selection& batch, const Data& test_x,
+              const Data& test_y, int steps, int num_slices = 1);
   const Model& model() const { return model_; }
 
  private:
@@ -69,6 +77,7 @@ struct EpochReport {
 
 struct FitOptions {
   int max_epochs = 20;
+  int warmup_steps = 0;        // Trainer::warmUp before the clock starts (0: none)
   double target_accuracy = 0;  // stop at the first evaluation reaching it; 0: run every epoch
   int eval_slices = 1;
   EpochOptions epoch;
@@ -84,6 +93,7 @@ struct FitResult {
   double first_step_seconds = 0;
   double second_step_seconds = 0;
   double first_evaluation_seconds = 0;
+  double warmup_seconds = 0;  // not counted in `seconds`
 };
 
 // Trains on (train_x, train_y), evaluates on (test_x, test_y) after every epoch, timing both.

@@ -57,6 +57,35 @@ TEST_CASE("grad, an all_reduce of the gradient, update: the fused step's paramet
     REQUIRE(pa[i] == Approx(pb[i]).margin(1e-6));
 }
 
+TEST_CASE("a warm-up before fit leaves the parameters fit gives without it", "[training]") {
+  Session session = test::forkForTest(2);
+  const ModelOptions options = {
+      {"inputs", "12"}, {"widths", "8"}, {"classes", "4"}, {"optimizer", "adam"}};
+  const Dataset train = syntheticClassification(96, 12, 4, 1);
+  const Dataset test = syntheticClassification(32, 12, 4, 2);
+  Data x = session.data(train.x), y = session.data(train.y);
+  Data tx = session.data(test.x), ty = session.data(test.y);
+  FitOptions fit_options{.max_epochs = 2};
+  fit_options.epoch.batch = 16;
+  Model plain = session.load(pluginPath("synk_mlp"), options);
+  Model warmed = session.load(pluginPath("synk_mlp"), options);
+  Trainer a(session, plain), b(session, warmed);
+  const std::vector<float> initial = plain.variable("params").getValue().toVector<float>();
+  const FitResult ra = fit(a, x, y, tx, ty, fit_options);
+  fit_options.warmup_steps = 3;
+  const FitResult rb = fit(b, x, y, tx, ty, fit_options);
+  CHECK(rb.warmup_seconds > 0);
+  const std::vector<float> pa = plain.variable("params").getValue().toVector<float>();
+  CHECK(pa != initial);
+  // Adam's moments and step count are restored too, on every rank: equal bits.
+  CHECK(warmed.variable("params").getValue().toVector<float>() == pa);
+  CHECK(session.getValue(1, {warmed.variable("params")}).at(0).toVector<float>() == pa);
+  CHECK(rb.epochs.back().test.accuracy == ra.epochs.back().test.accuracy);
+  // After training the rank-local metrics hold values that cannot be put back.
+  CHECK_THROWS_WITH(b.warmUp(x, y, Selection::range(0, 16), tx, ty, 1),
+                    Catch::Contains("rank-local variable 'metrics' already holds values"));
+}
+
 TEST_CASE("the mlp reaches 0.88 test accuracy on Fashion-MNIST on 1 and 2 cpu ranks",
           "[training][slow]") {
   const int ranks = GENERATE(1, 2);
