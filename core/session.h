@@ -244,10 +244,12 @@ class Function {
 };
 
 struct CollectiveOptions {
-  // cuda backend: true = NCCL, false = host staging through the shared-memory backend; unset =
-  // NCCL where the session has it (not when ranks share a GPU: then host-staged). Asking for
-  // NCCL on a session without it raises UsageError naming why and the alternative.
-  std::optional<bool> nccl{};
+  // The backend's native collectives (Backend::communicator(native)): on cuda true = NCCL, false
+  // = host staging through the shared-memory communicator; the cpu backend has shared memory
+  // only. Unset = native where the session has it (not when ranks share a GPU: then
+  // host-staged). Asking for native collectives on a session without them raises UsageError
+  // naming why and the alternative.
+  std::optional<bool> native{};
 };
 
 class Session {

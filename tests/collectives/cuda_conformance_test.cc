@@ -128,7 +128,7 @@ TEST_CASE("cuda nccl on ranks sharing a GPU is refused at once, naming host stag
         } catch (const UsageError& e) {
           const std::string message = e.what();
           for (const char* part :
-               {"NCCL needs one GPU per rank", "share cuda:0", ".nccl = false"}) {
+               {"NCCL needs one GPU per rank", "share cuda:0", ".native = false"}) {
             if (message.find(part) == std::string::npos) {
               throw std::runtime_error(str("the refusal does not say '", part, "': ", message));
             }
