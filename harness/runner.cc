@@ -5,7 +5,7 @@
 
 #include "harness/errors.h"
 #include "harness/inputs.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 namespace synk::harness {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "harness/measure.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 using namespace synk;
 using Clock = std::chrono::steady_clock;

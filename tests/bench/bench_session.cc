@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 using namespace synk;
 using Clock = std::chrono::steady_clock;
@@ -135,9 +135,10 @@ int main(int argc, char** argv) {
     if (o.fixed > 0) return runFixed(session, o);
     Model list = session.load(pluginPath("synk_bench_var_list"));
     session.distribute();
-    std::printf("# Session::allReduce of k float32 variables of 4 elements, %s backend, %d rank(s)%s\n",
-                fork_options.backend.c_str(), session.size(),
-                fork_options.devices.empty() ? "" : " (devices listed: ranks may share a GPU)");
+    std::printf(
+        "# Session::allReduce of k float32 variables of 4 elements, %s backend, %d rank(s)%s\n",
+        fork_options.backend.c_str(), session.size(),
+        fork_options.devices.empty() ? "" : " (devices listed: ranks may share a GPU)");
     std::printf("# median of %d samples of %d calls\n", o.reps, o.iters);
     std::printf("%6s %14s %14s\n", "k", "us_per_call", "us_per_var");
     for (int k : o.ks) {

@@ -13,7 +13,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/model.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 namespace synk::testing {
 

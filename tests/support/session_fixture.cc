@@ -12,7 +12,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/shm_segment.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {
