@@ -44,7 +44,6 @@ CallExecution::CallExecution(const RankResources& rank, ModelTable& table,
   scratch_.output_acc.resize(n_out);
   scratch_.gather_parts.resize(n_out);
   slice_shapes_.resize(n_out);
-  slice_allocated_.resize(n_out);
   acc_shapes_.resize(n_out);
   gather_part_shapes_.resize(n_out);
 }
@@ -167,7 +166,6 @@ void CallExecution::runSlice(const RowRange& local) {
     frame.updates.push_back({scratch_.update_slice[u].data(), var.dtype, var.shape});
   }
   frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
-  std::fill(slice_allocated_.begin(), slice_allocated_.end(), false);
   slice_index_ = static_cast<int>(slice_count_++);
   InCallCollectives::Scope collectives(collectives_, waiter_);
   model_.instance->call(frame);
@@ -184,7 +182,6 @@ void* CallExecution::allocateOutput(int index, const Shape& shape) {
   }
   buffer->reserve(device_, bytes);
   slice_shapes_[static_cast<size_t>(index)] = shape;
-  slice_allocated_[static_cast<size_t>(index)] = true;
   return buffer->data();
 }
 

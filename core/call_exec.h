@@ -32,15 +32,16 @@ class CallExecution {
   // The status every rank agreed on, and on the master the outputs (declaration order).
   StepResult run();
 
-  // CallFrame::output of the running slice. The model instance has checked the request against
-  // the declaration (core/model.h, ModelInstance::call).
+  // CallFrame::allocate of the running slice (CallFrame::output has checked the request).
   void* allocateOutput(int index, const Shape& shape);
 
  private:
   class Frame final : public CallFrame {
    public:
-    explicit Frame(CallExecution& call) : call_(call) {}
-    void* output(int index, const Shape& shape) override {
+    explicit Frame(CallExecution& call) : CallFrame(call.spec_.outputs), call_(call) {}
+
+   protected:
+    void* allocate(int index, const Shape& shape) override {
       return call_.allocateOutput(index, shape);
     }
 
@@ -104,7 +105,6 @@ class CallExecution {
   std::vector<TensorRef> broadcast_inputs_;
   std::vector<int64_t> resident_rows_;  // source rows of an index batch, for gatherRows
   std::vector<Shape> slice_shapes_;
-  std::vector<bool> slice_allocated_;
   std::vector<Shape> acc_shapes_;
   std::vector<std::vector<Shape>> gather_part_shapes_;
 

@@ -7,14 +7,17 @@
 namespace synk::detail {
 namespace {
 
-// Outputs the model asks for: the instance has checked each request against the declaration
-// (core/model.h, ModelInstance::call).
+// Outputs the model asks for (CallFrame::output has checked each request).
 class LocalFrame final : public CallFrame {
  public:
   LocalFrame(Device& device, const FunctionSpec& spec)
-      : device_(device), spec_(spec), outputs_(spec.outputs.size()), shapes_(spec.outputs.size()) {}
+      : CallFrame(spec.outputs),
+        device_(device),
+        spec_(spec),
+        outputs_(spec.outputs.size()),
+        shapes_(spec.outputs.size()) {}
 
-  void* output(int index, const Shape& shape) override {
+  void* allocate(int index, const Shape& shape) override {
     const TensorSpec& out = spec_.outputs[static_cast<size_t>(index)];
     outputs_[index].reserve(device_,
                             std::max<size_t>(numElements(shape) * dtypeSize(out.dtype), 1));
