@@ -22,6 +22,17 @@ std::map<std::string, std::string> otherAxes(const PointRecord& p) {
   return rest;
 }
 
+// (repetition, iteration) -> the slowest rank's time.
+std::map<std::pair<int, int>, int64_t> slowestPerIteration(
+    const std::vector<SampleRecord>& samples) {
+  std::map<std::pair<int, int>, int64_t> slowest;
+  for (const SampleRecord& r : samples) {
+    int64_t& v = slowest[{r.repetition, r.step}];
+    v = std::max(v, r.ns);
+  }
+  return slowest;
+}
+
 }  // namespace
 
 PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
@@ -38,6 +49,15 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
   }
   for (auto& [rep, values] : by_rep)
     s.repetition_medians.push_back(median(std::move(values)));
+  // Repetitions that carry their own value (imported Google Benchmark ones) are summarised by
+  // it: their samples hold it in whole nanoseconds only.
+  if (!repetitions.empty() &&
+      std::all_of(repetitions.begin(), repetitions.end(),
+                  [](const RepetitionRecord& r) { return r.value.has_value(); })) {
+    s.repetition_medians.clear();
+    for (const RepetitionRecord& r : repetitions)
+      s.repetition_medians.push_back(*r.value);
+  }
   s.step_s = median(s.repetition_medians);
   if (!compute.empty()) s.compute_s = median(std::move(compute));
   if (!collective.empty()) s.collective_s = median(std::move(collective));
@@ -48,15 +68,19 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
   return s;
 }
 
+std::vector<double> slowestRankRepetitionMedians(const std::vector<SampleRecord>& samples) {
+  std::map<int, std::vector<double>> by_rep;
+  for (const auto& [at, ns] : slowestPerIteration(samples))
+    by_rep[at.first].push_back(seconds(ns));
+  std::vector<double> out;
+  for (auto& [rep, values] : by_rep)
+    out.push_back(median(std::move(values)));
+  return out;
+}
+
 double slowestRankMedian(const std::vector<SampleRecord>& samples) {
-  std::map<std::pair<int, int>, int64_t> slowest;  // (repetition, step) -> max over ranks
-  for (const SampleRecord& r : samples) {
-    int64_t& v = slowest[{r.repetition, r.step}];
-    v = std::max(v, r.ns);
-  }
   std::vector<double> values;
-  values.reserve(slowest.size());
-  for (const auto& [at, ns] : slowest)
+  for (const auto& [at, ns] : slowestPerIteration(samples))
     values.push_back(seconds(ns));
   return median(std::move(values));
 }

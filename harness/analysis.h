@@ -28,12 +28,15 @@ struct PointSummary {
 };
 
 // Uses the samples of the master's clock: rank `rank` (the sweep stores whole steps there).
+// Repetitions that carry their own value (RepetitionRecord::value) are summarised by it.
 PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
                             const std::vector<RepetitionRecord>& repetitions, int rank = 0);
 
 // For collectives: per timed iteration, the slowest rank's time; its median over iterations and
 // repetitions, in seconds.
 double slowestRankMedian(const std::vector<SampleRecord>& samples);
+// The same per repetition, in repetition order: a collectives point's values for `compare`.
+std::vector<double> slowestRankRepetitionMedians(const std::vector<SampleRecord>& samples);
 
 struct ScalingRow {
   const PointRecord* point = nullptr;

@@ -35,7 +35,7 @@ void printHelp(std::FILE* out) {
     std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
   std::fprintf(out,
                "\nexit codes: 0 ok, 2 bad input, 3 a run failed or is incomplete "
-               "(failed, wrong or unfinished points)\n");
+               "(failed, wrong or unfinished points); compare: 1 a regression, 3 incomparable\n");
 }
 
 }  // namespace
@@ -59,6 +59,16 @@ const std::vector<Command>& commands() {
        "write a run's self-contained HTML report", reportCommand},
       {"export", "export [RUN] --json|--csv [--output FILE] [--db PATH]",
        "every point and sample of a run as JSON or CSV", exportCommand},
+      {"compare", "compare BASELINE CANDIDATE [--db PATH] [--strict] [--force] [--json]",
+       "did the candidate regress? per point: change, Mann-Whitney, verdict; exit 1 if so",
+       compareCommand},
+      {"baseline", "baseline [NAME RUN] [--db PATH]", "name a run as a baseline (or list them)",
+       baselineCommand},
+      {"history", "history EXPERIMENT [--point KEY] [--db PATH] [--html FILE]",
+       "medians per commit in commit order, and where lasting shifts began", historyCommand},
+      {"import-micro", "import-micro FILE.json... [--db PATH] [--tag NAME]",
+       "store Google Benchmark results (synk-micro's) as a run, for compare and history",
+       importMicroCommand},
   };
   return table;
 }
@@ -82,8 +92,10 @@ po::variables_map parseArgs(const std::string& command, const std::vector<std::s
                             const po::options_description& options,
                             const std::vector<std::string>& positional) {
   po::positional_options_description where;
-  for (const std::string& name : positional)
-    where.add(name.c_str(), 1);
+  for (const std::string& name : positional) {
+    const bool many = name.size() > 3 && name.ends_with("...");
+    where.add(name.substr(0, name.size() - (many ? 3 : 0)).c_str(), many ? -1 : 1);
+  }
   po::variables_map values;
   try {
     po::store(po::command_line_parser(args).options(options).positional(where).run(), values);

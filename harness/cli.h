@@ -2,7 +2,8 @@
 // The synk-bench command line: `synk-bench COMMAND [options]`, dispatched from one table
 // (cli.cc). Adding a command is one row there plus its function (declared in
 // cli_commands.h). Exit codes: 0 ok, 2 bad input (config, command line, database), 3 a run
-// that failed or is incomplete (failed, wrong or unfinished points, a full disk).
+// that failed or is incomplete (failed, wrong or unfinished points, a full disk); compare adds
+// 1, a regression (and 3 means an incomplete or incomparable compare).
 #include <string>
 #include <vector>
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/config.h"
+#include "harness/store.h"
 
 namespace synk::harness {
 
@@ -16,9 +17,18 @@ int listCommand(const std::vector<std::string>& args, const std::string& command
 int showCommand(const std::vector<std::string>& args, const std::string& command_line);
 int reportCommand(const std::vector<std::string>& args, const std::string& command_line);
 int exportCommand(const std::vector<std::string>& args, const std::string& command_line);
+int compareCommand(const std::vector<std::string>& args, const std::string& command_line);
+int baselineCommand(const std::vector<std::string>& args, const std::string& command_line);
+int historyCommand(const std::vector<std::string>& args, const std::string& command_line);
+int importMicroCommand(const std::vector<std::string>& args, const std::string& command_line);
+
+// The HTML report's sections for `report --compare BASELINE` and `report --history`.
+std::string compareSection(const Store& store, const std::string& baseline, int64_t run);
+std::string historySection(const Store& store, const std::string& experiment);
 
 // Parses a command's arguments with Boost.Program_options; errors become BadInput naming the
-// command. `positional` names the options that take positional arguments, in order.
+// command. `positional` names the options that take positional arguments, in order; a last
+// name ending in "..." takes all the rest ("file...").
 // Prints the usage line and the options when --help was given; returns whether it did.
 bool printedHelp(const boost::program_options::variables_map& values,
                  const boost::program_options::options_description& options, const char* usage);

@@ -61,15 +61,23 @@ int showCommand(const std::vector<std::string>& args, const std::string&) {
 
 int reportCommand(const std::vector<std::string>& args, const std::string&) {
   ReadFlags flags;
-  std::string html;
+  std::string html, compare;
+  bool history = false;
   po::options_description options = readOptions("report options", flags);
-  options.add_options()("html", po::value(&html), "write the HTML report to FILE");
+  options.add_options()("html", po::value(&html), "write the HTML report to FILE")(
+      "compare", po::value(&compare), "add the compare with BASELINE (run, baseline name, tag)")(
+      "history", po::bool_switch(&history), "add the history of the run's experiment");
   const po::variables_map values = parseArgs("report", args, options, {"run"});
-  if (printedHelp(values, options, "report [RUN] --html FILE [--db PATH]")) return kExitOk;
+  if (printedHelp(values, options,
+                  "report [RUN] --html FILE [--db PATH] [--compare BASELINE] [--history]"))
+    return kExitOk;
   if (html.empty()) throw BadInput("where to? synk-bench report [RUN] --html FILE");
   const Store store = Store::open(flags.db, Store::Mode::Read);
   const RunData data = loadRun(store, resolveRunId(store, flags.run));
-  writeHtmlReport(html, data, scalingOf(flags, data));
+  std::string sections;
+  if (!compare.empty()) sections += compareSection(store, compare, data.run.id);
+  if (history) sections += historySection(store, data.run.experiment);
+  writeHtmlReport(html, data, scalingOf(flags, data), sections);
   std::printf("%s\n", html.c_str());
   return kExitOk;
 }

@@ -224,6 +224,19 @@ std::map<std::string, Handler> commonKeys() {
       {"experiment.oversubscribe",
        [](Experiment& e, const Reader& r) { e.oversubscribe = r.boolean(); }},
       {"axes.ranks", [](Experiment& e, const Reader& r) { e.axes.ranks = r.intAxis(1); }},
+      {"compare.min_change",
+       [](Experiment& e, const Reader& r) { e.compare.min_change = r.number(0); }},
+      {"compare.noise_factor",
+       [](Experiment& e, const Reader& r) { e.compare.noise_factor = r.number(0); }},
+      {"compare.q",
+       [](Experiment& e, const Reader& r) {
+         e.compare.q = r.number(0);
+         if (e.compare.q <= 0 || e.compare.q >= 1) r.fail("must lie between 0 and 1");
+       }},
+      {"compare.min_repetitions",
+       [](Experiment& e, const Reader& r) {
+         e.compare.min_repetitions = int(r.integer(2, 10000));
+       }},
   };
 }
 

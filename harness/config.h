@@ -13,6 +13,8 @@
 //   [axes]        ranks, backend, batch, collectives, model.OPTION, precision    (train)
 //                 ranks, backend, op, bytes, dtype, redop, root                  (collectives)
 //   [axes.BACKEND] ranks, batch: that backend's own values (e.g. [axes.cpu] ranks = 1,2)
+//   [compare]     min_change, noise_factor, q, min_repetitions: the regression rule's thresholds
+//                 for this experiment (significance.h; `synk-bench compare` reads the baseline's)
 //
 // Every key may be overridden from the command line: --set axes.ranks=1,2 (a key given in both
 // takes the command line's value). Errors are BadInput naming the file and line (or the --set),
@@ -69,6 +71,17 @@ struct Axes {
   std::vector<int64_t> root{0};
 };
 
+// The regression rule's thresholds (significance.h's RegressionThresholds, whose defaults these
+// are): a point regresses when significant at q and worse by more than
+// max(min_change, noise_factor x the baseline's noise); fewer than min_repetitions a side cannot
+// reach significance.
+struct CompareSettings {
+  double min_change = 0.05;
+  double noise_factor = 2.0;
+  double q = 0.05;
+  int min_repetitions = 5;
+};
+
 struct Experiment {
   std::string name;
   std::string description;
@@ -102,6 +115,7 @@ struct Experiment {
   bool blocking = false;     // nccl-tests' -z: synchronise after every iteration
 
   Axes axes;
+  CompareSettings compare;
 
   // Every effective setting, defaults included, one "key = value" per line in key order: what a
   // run stores as its resolved configuration and what comparability keys are built from.

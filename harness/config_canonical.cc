@@ -46,6 +46,10 @@ std::string Experiment::canonical() const {
       {"experiment.oversubscribe", oversubscribe ? "true" : "false"},
       {"axes.ranks", listText(axes.ranks)},
       {"axes.backend", listText(axes.backend)},
+      {"compare.min_change", numberText(compare.min_change)},
+      {"compare.noise_factor", numberText(compare.noise_factor)},
+      {"compare.q", numberText(compare.q)},
+      {"compare.min_repetitions", std::to_string(compare.min_repetitions)},
   };
   if (kind == ExperimentKind::Train) {
     lines["experiment.plugin"] = plugin;

@@ -142,6 +142,10 @@ MachineContext probeMachine() {
   return m;
 }
 
+std::string sourceDirectory() {
+  return SYNK_SOURCE_DIR;
+}
+
 SourceState sourceState() {
   SourceState state;
   // The commit the binaries were built from, when the build knew it: a GPU machine's copy of the
@@ -151,7 +155,7 @@ SourceState sourceState() {
     state.dirty = SYNK_BUILT_DIRTY;
     return state;
   }
-  const std::string dir = SYNK_SOURCE_DIR;
+  const std::string dir = sourceDirectory();
   if (auto head = captureOutput({"git", "-C", dir, "rev-parse", "HEAD"}, kToolDeadline)) {
     state.commit = std::string(trim(*head));
     if (auto status = captureOutput(

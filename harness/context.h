@@ -40,6 +40,8 @@ struct SourceState {
 };
 // The commit of the source tree synk-bench was built from, and whether it has changes.
 SourceState sourceState();
+// That source tree's path, as it was at build time.
+std::string sourceDirectory();
 
 // "2026-11-21T10:22:33Z"
 std::string isoNow();

@@ -1,5 +1,6 @@
 #include "harness/json.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "harness/errors.h"
@@ -93,6 +94,13 @@ class FlatReader {
 };
 
 }  // namespace
+
+std::string jsonNumber(double value) {
+  if (!std::isfinite(value)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", value);
+  return buf;
+}
 
 std::string jsonString(std::string_view text) {
   std::string out = "\"";

@@ -15,6 +15,7 @@ struct RunData {
   std::vector<AnalysedPoint> points;
   std::vector<double> slowest_s;  // collectives: per point, slowest-rank median (0: none)
   bool collectives() const { return run.kind == "collectives"; }
+  bool micro() const { return run.kind == "micro"; }  // imported Google Benchmark results
 };
 
 // Throws BadInput when there is no such run.

@@ -28,6 +28,8 @@ svg.plot .ytick { text-anchor: end; } svg.plot .ylabel { text-anchor: middle; }
 svg.plot .grid { stroke: #eee; } svg.plot .frame { fill: none; stroke: #999; }
 svg.plot .whisker { stroke-width: 1.5; }
 .note { color: #666; }
+tr.worse td { background: #fde0dc; } tr.better td { background: #e0f3e0; }
+tr.incomparable td { color: #888; } tr.shift td { background: #fff3cd; }
 )css";
 
 // Marks each plot the browser drew with every data mark it declared; the test reads the counts.
@@ -93,9 +95,7 @@ std::string trainBody(const RunData& data, Scaling scaling) {
   double slowest = 0;
   for (const ScalingRow& row : rows)
     slowest = std::max(slowest, row.step_s);
-  const auto [unit_name, unit] = slowest < 1e-3  ? std::pair{"microseconds", 1e6}
-                                 : slowest < 1.0 ? std::pair{"milliseconds", 1e3}
-                                                 : std::pair{"seconds", 1.0};
+  const auto [unit_name, unit] = plotUnit(slowest);
   BarChart split{"time-split",
                  "Step time split (median per point)",
                  unit_name,
@@ -249,9 +249,27 @@ std::string collectivesBody(const RunData& data) {
   return out + "</table>";
 }
 
+std::string microBody(const RunData& data) {
+  std::string out =
+      "<h2>Micro-benchmarks</h2><table><tr><th class=\"l\">benchmark</th><th>repetitions</th>"
+      "<th>time per iteration (median)</th><th>min</th><th>max</th><th class=\"l\">status</th>"
+      "</tr>";
+  for (const AnalysedPoint& a : data.points) {
+    const Summary s = summarize(a.summary.repetition_medians);
+    const bool measured = s.n > 0;
+    out +=
+        "<tr>" + cell(a.record.axes.count("benchmark") ? a.record.axes.at("benchmark") : "", true) +
+        cell(std::to_string(s.n)) + cell(measured ? formatSeconds(s.median) : "-") +
+        cell(measured ? formatSeconds(s.min) : "-") + cell(measured ? formatSeconds(s.max) : "-") +
+        cell(a.record.status + (a.record.reason.empty() ? "" : ": " + a.record.reason), true) +
+        "</tr>";
+  }
+  return out + "</table>";
+}
+
 }  // namespace
 
-std::string renderHtmlReport(const RunData& data, Scaling scaling) {
+std::string renderHtmlReport(const RunData& data, Scaling scaling, const std::string& sections) {
   const std::string title =
       "synk-bench run " + std::to_string(data.run.id) + ": " + data.run.experiment;
   std::string page =
@@ -261,15 +279,19 @@ std::string renderHtmlReport(const RunData& data, Scaling scaling) {
       "<title>" +
       htmlEscape(title) + "</title><style>" + kStyle + "</style></head><body>\n";
   page += "<h1>" + htmlEscape(title) + "</h1>" + contextList(data);
-  page += data.collectives() ? collectivesBody(data) : trainBody(data, scaling);
+  page += data.collectives() ? collectivesBody(data)
+          : data.micro()     ? microBody(data)
+                             : trainBody(data, scaling);
+  page += sections;
   page += "<script>" + std::string(kCheck) + "</script></body></html>\n";
   return page;
 }
 
-void writeHtmlReport(const std::string& path, const RunData& data, Scaling scaling) {
+void writeHtmlReport(const std::string& path, const RunData& data, Scaling scaling,
+                     const std::string& sections) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw BadInput("cannot write the report to " + path);
-  out << renderHtmlReport(data, scaling);
+  out << renderHtmlReport(data, scaling, sections);
   out.close();
   if (!out) throw BadInput("writing the report to " + path + " failed");
 }

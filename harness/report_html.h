@@ -5,6 +5,7 @@
 //                     samples/s vs batch, the step's time split (compute / collectives), the
 //                     session start-up cost, and the scaling table
 //   collectives runs: busbw vs message size with every backend side by side, and the table
+//   micro runs:       the table of benchmarks (median time per iteration over repetitions)
 #include <string>
 
 #include "harness/config.h"
@@ -12,8 +13,11 @@
 
 namespace synk::harness {
 
-std::string renderHtmlReport(const RunData& data, Scaling scaling);
+// `sections`: more HTML appended to the page (a compare, a history).
+std::string renderHtmlReport(const RunData& data, Scaling scaling,
+                             const std::string& sections = "");
 // Throws BadInput when the file cannot be written.
-void writeHtmlReport(const std::string& path, const RunData& data, Scaling scaling);
+void writeHtmlReport(const std::string& path, const RunData& data, Scaling scaling,
+                     const std::string& sections = "");
 
 }  // namespace synk::harness

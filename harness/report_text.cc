@@ -103,8 +103,27 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
   table.print(out);
 }
 
+void printMicroTable(std::FILE* out, const RunData& data) {
+  TextTable table;
+  table.column("benchmark", false);
+  for (const char* h : {"repetitions", "time per iteration (median)", "min", "max"})
+    table.column(h);
+  table.column("status", false);
+  for (const AnalysedPoint& a : data.points) {
+    const Summary s = summarize(a.summary.repetition_medians);
+    const bool measured = s.n > 0;
+    table.row({a.record.axes.count("benchmark") ? a.record.axes.at("benchmark") : "",
+               std::to_string(s.n), measured ? formatSeconds(s.median) : "-",
+               measured ? formatSeconds(s.min) : "-", measured ? formatSeconds(s.max) : "-",
+               statusText(a.record)});
+  }
+  table.print(out);
+}
+
 void printRunTable(std::FILE* out, const RunData& data, Scaling scaling) {
-  if (data.collectives()) {
+  if (data.micro()) {
+    printMicroTable(out, data);
+  } else if (data.collectives()) {
     printCollectivesTable(out, data);
   } else {
     printScalingTable(out, data, scaling);

@@ -18,6 +18,8 @@ void printRunContext(std::FILE* out, const RunData& data);
 // ranks, batch, median step time, samples/s, speedup with its 95 % interval, efficiency; every
 // other axis that varies gets a column; skipped and failed points show their reason.
 void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling);
+// Imported micro-benchmarks: per benchmark, the median, min and max over repetitions.
+void printMicroTable(std::FILE* out, const RunData& data);
 
 // The right table for the run's kind.
 void printRunTable(std::FILE* out, const RunData& data, Scaling scaling);

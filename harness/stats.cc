@@ -27,12 +27,6 @@ double sortedPercentile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - double(lo));
 }
 
-void resample(const std::vector<double>& from, std::vector<double>& into, Rng& rng) {
-  into.resize(from.size());
-  for (double& x : into)
-    x = from[rng.below(from.size())];
-}
-
 }  // namespace
 
 double median(std::vector<double> samples) {
@@ -87,23 +81,41 @@ double Rng::uniform() {
   return double(next() >> 11) * 0x1.0p-53;
 }
 
+std::optional<Interval> bootstrapInterval(const std::vector<std::vector<double>>& groups,
+                                          const GroupStatistic& statistic,
+                                          const BootstrapOptions& options) {
+  if (options.resamples < 1 || !(options.confidence > 0 && options.confidence < 1))
+    return std::nullopt;
+  for (const auto& group : groups)
+    if (group.empty()) return std::nullopt;
+  Rng rng(options.seed);
+  std::vector<std::vector<double>> resampled = groups;
+  std::vector<double> values;
+  values.reserve(static_cast<size_t>(options.resamples));
+  for (int b = 0; b < options.resamples; ++b) {
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (double& x : resampled[g])
+        x = groups[g][rng.below(groups[g].size())];
+    const std::optional<double> value = statistic(resampled);
+    if (!value || !std::isfinite(*value)) return std::nullopt;
+    values.push_back(*value);
+  }
+  std::sort(values.begin(), values.end());
+  const double tail = (1 - options.confidence) / 2 * 100;
+  return Interval{sortedPercentile(values, tail), sortedPercentile(values, 100 - tail)};
+}
+
 std::optional<Interval> bootstrapRatioOfMedians(const std::vector<double>& numerator,
                                                 const std::vector<double>& denominator,
                                                 const BootstrapOptions& options) {
-  if (numerator.empty() || denominator.empty() || options.resamples < 1) return std::nullopt;
-  Rng rng(options.seed);
-  std::vector<double> ratios, top, bottom;
-  ratios.reserve(static_cast<size_t>(options.resamples));
-  for (int b = 0; b < options.resamples; ++b) {
-    resample(numerator, top, rng);
-    resample(denominator, bottom, rng);
-    const double d = medianInPlace(bottom);
-    if (d == 0) return std::nullopt;
-    ratios.push_back(medianInPlace(top) / d);
-  }
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1 - options.confidence) / 2 * 100;
-  return Interval{sortedPercentile(ratios, tail), sortedPercentile(ratios, 100 - tail)};
+  return bootstrapInterval(
+      {numerator, denominator},
+      [](const std::vector<std::vector<double>>& g) -> std::optional<double> {
+        const double d = median(g[1]);
+        if (d == 0) return std::nullopt;
+        return median(g[0]) / d;
+      },
+      options);
 }
 
 uint64_t seedFor(std::string_view a, std::string_view b) {

@@ -6,6 +6,7 @@
 // The unit of independence is the repetition (a fresh session): steps inside one session are
 // correlated, so intervals resample repetitions, each summarised by its median step time.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -50,8 +51,19 @@ struct BootstrapOptions {
   uint64_t seed = 1;
 };
 
-// Percentile bootstrap interval of median(numerator) / median(denominator): both groups are
-// resampled independently with replacement, `resamples` times. nullopt when either group is
+// A statistic of (resampled) groups; nullopt where it is undefined, e.g. a zero denominator.
+using GroupStatistic =
+    std::function<std::optional<double>(const std::vector<std::vector<double>>& groups)>;
+
+// The harness's one bootstrap: the percentile interval of statistic(groups), every group
+// resampled independently with replacement, `resamples` times, in group order from one Rng (the
+// same inputs give the same interval on every platform). nullopt when a group is empty, the
+// options are out of range, or the statistic is undefined or not finite on a resample.
+std::optional<Interval> bootstrapInterval(const std::vector<std::vector<double>>& groups,
+                                          const GroupStatistic& statistic,
+                                          const BootstrapOptions& options = {});
+
+// bootstrapInterval of median(numerator) / median(denominator); nullopt when either group is
 // empty or a resampled denominator median is 0.
 std::optional<Interval> bootstrapRatioOfMedians(const std::vector<double>& numerator,
                                                 const std::vector<double>& denominator,

@@ -192,11 +192,15 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
   insert.step();
   point.id = sqlite3_last_insert_rowid(db_);
   sql::Statement rep(db_, R"sql(
-      INSERT INTO repetition (point_id, repetition, startup_ns, steps, status, message)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6))sql");
+      INSERT INTO repetition (point_id, repetition, startup_ns, steps, status, message, value)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql");
   for (const RepetitionRecord& r : repetitions) {
     rep.bind(1, point.id).bind(2, int64_t{r.repetition}).bind(3, r.startup_ns);
     rep.bind(4, r.steps).bind(5, r.status).bind(6, r.message);
+    if (r.value)
+      rep.bindReal(7, *r.value);
+    else
+      rep.bindNull(7);
     rep.step();
     rep.reset();
   }
@@ -250,6 +254,16 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
     put(rest, done, rows->size() - done);
   }
   transaction.commit();
+}
+
+void Store::setBaseline(const std::string& name, int64_t run_id) {
+  if (!run(run_id)) throw BadInput("no run " + std::to_string(run_id) + " in " + path_);
+  sql::Statement upsert(db_,
+                        "INSERT INTO baseline (name, run_id, named_at) VALUES "
+                        "(?1, ?2, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) ON CONFLICT(name) DO "
+                        "UPDATE SET run_id = excluded.run_id, named_at = excluded.named_at");
+  upsert.bind(1, name).bind(2, run_id);
+  upsert.step();
 }
 
 }  // namespace synk::harness

@@ -8,6 +8,7 @@
 //   run_env      the environment variables that steer synk, CUDA and NCCL at the time
 //   point        one per axis tuple: axis values, comparability key, status, reason, #wrong
 //   repetition   one per repetition (a fresh session) of a point: its start-up cost, its status
+//   baseline     a name for a run (`synk-bench baseline NAME RUN`), which `compare` accepts
 //   sample       one per timed step per rank that timed it: nanoseconds, and where the step
 //                separates them, the compute and collective parts. A point's samples are one
 //                contiguous range of rows (point.first_sample, point.sample_count); the table has
@@ -77,6 +78,10 @@ struct RepetitionRecord {
   int64_t steps = 0;       // timed steps
   std::string status = "ok";
   std::string message;
+  // Seconds: the repetition's own measurement, where the program that took it summarised it
+  // (an imported Google Benchmark repetition: real time per iteration). Unset for synk-bench's
+  // sessions, whose value is the median of their samples.
+  std::optional<double> value;
 };
 
 inline constexpr int64_t kNoValue = -1;
@@ -120,6 +125,12 @@ class Store {
   std::vector<RepetitionRecord> repetitions(int64_t point_id) const;
   // By repetition, rank, step.
   std::vector<SampleRecord> samples(int64_t point_id) const;
+
+  // Baselines: a name for a run, for `compare`. Naming an existing baseline moves it (the old
+  // run stays). Throws BadInput for a run that does not exist.
+  void setBaseline(const std::string& name, int64_t run_id);
+  std::optional<int64_t> baseline(const std::string& name) const;
+  std::map<std::string, int64_t> baselines() const;
 
  private:
   Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}

@@ -115,14 +115,29 @@ std::vector<PointRecord> Store::pointsWithKey(const std::string& key) const {
 
 std::vector<RepetitionRecord> Store::repetitions(int64_t point_id) const {
   sql::Statement s(db_,
-                   "SELECT repetition, startup_ns, steps, status, message FROM repetition "
+                   "SELECT repetition, startup_ns, steps, status, message, value FROM repetition "
                    "WHERE point_id = ?1 ORDER BY repetition");
   s.bind(1, point_id);
   std::vector<RepetitionRecord> out;
   while (s.step()) {
-    out.push_back(
-        {static_cast<int>(s.integer(0)), s.integer(1), s.integer(2), s.text(3), s.text(4)});
+    out.push_back({static_cast<int>(s.integer(0)), s.integer(1), s.integer(2), s.text(3), s.text(4),
+                   s.isNull(5) ? std::nullopt : std::optional<double>(s.real(5))});
   }
+  return out;
+}
+
+std::optional<int64_t> Store::baseline(const std::string& name) const {
+  sql::Statement s(db_, "SELECT run_id FROM baseline WHERE name = ?1");
+  s.bind(1, name);
+  if (!s.step()) return std::nullopt;
+  return s.integer(0);
+}
+
+std::map<std::string, int64_t> Store::baselines() const {
+  sql::Statement s(db_, "SELECT name, run_id FROM baseline ORDER BY name");
+  std::map<std::string, int64_t> out;
+  while (s.step())
+    out[s.text(0)] = s.integer(1);
   return out;
 }
 

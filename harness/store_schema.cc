@@ -58,6 +58,17 @@ const std::vector<std::string> kMigrations = {
         name TEXT NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (run_id, name)) WITHOUT ROWID;
     )sql",
+    // 3: regression tracking. Named baselines (`synk-bench baseline NAME RUN`); a repetition's
+    //    own value where the program that measured it summarised it (an imported Google Benchmark
+    //    repetition: real time per iteration, in seconds, which whole-nanosecond samples would
+    //    round).
+    R"sql(
+      CREATE TABLE baseline (
+        name TEXT PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES run(id),
+        named_at TEXT NOT NULL) WITHOUT ROWID;
+      ALTER TABLE repetition ADD COLUMN value REAL;
+    )sql",
 };
 
 int latestVersion() {

@@ -64,6 +64,11 @@ Statement& Statement::bindNull(int index) {
   return *this;
 }
 
+Statement& Statement::bindReal(int index, double value) {
+  check(db_, sqlite3_bind_double(stmt_, index, value), what_);
+  return *this;
+}
+
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   check(db_, rc, what_);
@@ -83,6 +88,10 @@ std::string Statement::text(int column) const {
   return s ? std::string(reinterpret_cast<const char*>(s),
                          static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
            : std::string();
+}
+
+double Statement::real(int column) const {
+  return sqlite3_column_double(stmt_, column);
 }
 
 bool Statement::isNull(int column) const {

@@ -27,6 +27,7 @@ class Statement {
   Statement& bind(int index, int64_t value);
   Statement& bind(int index, const std::string& value);
   Statement& bindNull(int index);
+  Statement& bindReal(int index, double value);
   // Steps once: true while there is a row.
   bool step();
   // For reuse: clears the row state (bindings stay).
@@ -34,6 +35,7 @@ class Statement {
 
   int64_t integer(int column) const;
   std::string text(int column) const;
+  double real(int column) const;
   bool isNull(int column) const;
 
  private:

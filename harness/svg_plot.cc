@@ -176,6 +176,7 @@ std::string renderLineChart(const LineChart& chart) {
     }
   } else {
     xticks = niceTicks(x0, x1);
+    if (chart.integer_x) std::erase_if(xticks, [](double t) { return t != std::floor(t); });
   }
   std::string out = header(chart.id, chart.title, marks);
   out += axes(x, y, xticks, niceTicks(y0, y1), chart.x_label, chart.y_label);

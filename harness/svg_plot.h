@@ -20,6 +20,7 @@ struct LineChart {
   bool log_y = false;
   bool y_from_zero = true;
   std::vector<Series> series;
+  bool integer_x = false;  // ticks only at whole numbers (commit numbers)
 };
 
 struct BarStack {

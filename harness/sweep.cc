@@ -12,17 +12,9 @@
 #include "harness/runner.h"
 
 namespace synk::harness {
-namespace {
 
-RunRecord runRecord(const Experiment& e, const MachineContext& m, const SweepOptions& options) {
+RunRecord contextRecord(const MachineContext& m) {
   RunRecord run;
-  run.experiment = e.name;
-  run.kind = kindName(e.kind);
-  run.tag = options.tag;
-  run.config_file = e.file;
-  run.config_text = e.text;
-  run.config_resolved = e.canonical();
-  run.command_line = options.command_line;
   const SourceState source = sourceState();
   run.commit = source.commit;
   run.dirty = source.dirty;
@@ -44,6 +36,20 @@ RunRecord runRecord(const Experiment& e, const MachineContext& m, const SweepOpt
   run.boot_id = me.boot_id;
   run.process_start = me.start;
   run.env = relevantEnvironment();
+  return run;
+}
+
+namespace {
+
+RunRecord runRecord(const Experiment& e, const MachineContext& m, const SweepOptions& options) {
+  RunRecord run = contextRecord(m);
+  run.experiment = e.name;
+  run.kind = kindName(e.kind);
+  run.tag = options.tag;
+  run.config_file = e.file;
+  run.config_text = e.text;
+  run.config_resolved = e.canonical();
+  run.command_line = options.command_line;
   return run;
 }
 

@@ -60,6 +60,12 @@ std::string formatSeconds(double s) {
   return formatFixed(s, 2) + " s";
 }
 
+std::pair<const char*, double> plotUnit(double slowest) {
+  if (slowest < 1e-3) return {"microseconds", 1e6};
+  if (slowest < 1.0) return {"milliseconds", 1e3};
+  return {"seconds", 1.0};
+}
+
 std::string formatRate(double r) {
   if (r < 1e3) return formatFixed(r, 0);
   if (r < 1e6) return formatFixed(r / 1e3, r < 1e4 ? 2 : 1) + " k";

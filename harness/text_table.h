@@ -3,6 +3,7 @@
 // numbers. Used by every console report.
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace synk::harness {
@@ -24,6 +25,8 @@ class TextTable {
 std::string formatSeconds(double seconds);
 // "952", "98.5 k", "1.21 M"
 std::string formatRate(double per_second);
+// The unit a plot of times up to `slowest` seconds reads best in: {"microseconds", 1e6}, ...
+std::pair<const char*, double> plotUnit(double slowest);
 // Fixed decimals: formatFixed(1.2345, 2) = "1.23"
 std::string formatFixed(double value, int decimals);
 

@@ -2,6 +2,7 @@
 // exists in such a build, but a model must still link.)
 #include "plugins/compute/cuda_resources.h"
 #include "plugins/compute/gemm.h"
+#include "plugins/compute/gemm_lt.h"
 #include "plugins/compute/init.h"
 #include "plugins/compute/kernels.h"
 #include "plugins/compute/update_rules.h"
@@ -50,6 +51,20 @@ void GraphCache::run(const std::vector<uint64_t>&, void*, const std::function<vo
 void gemm(void*, const GemmArgs&) {
   unavailable();
 }
+struct LtMatmul::Impl {};
+LtMatmul::LtMatmul(const sdk::Context&, bool) {
+  unavailable();
+}
+LtMatmul::~LtMatmul() = default;
+void LtMatmul::run(void*, const GemmArgs&) {
+  unavailable();
+}
+LtMatmul::Stats LtMatmul::stats() const {
+  return {};
+}
+bool LtMatmul::tunes() const {
+  return false;
+}
 void fill(void*, float*, int64_t, float) {
   unavailable();
 }
@@ -65,10 +80,13 @@ void divideBy(void*, float*, const float*, int64_t, const float*) {
 void sum(void*, const float*, int64_t, float*, float*) {
   unavailable();
 }
-void copyWithOnes(void*, const float*, int64_t, int64_t, float*, int64_t) {
+void copyMatrix(void*, const float*, int64_t, float*, int64_t, int64_t, int64_t) {
   unavailable();
 }
-void setColumn(void*, float*, int64_t, int64_t, int64_t, float) {
+void addBias(void*, float*, int64_t, int64_t, int64_t, const float*, bool) {
+  unavailable();
+}
+void columnSum(void*, const float*, int64_t, int64_t, int64_t, float, const float*, float*) {
   unavailable();
 }
 void relu(void*, float*, int64_t, int64_t, int64_t) {

@@ -21,6 +21,8 @@ struct Device {
   bool cuda = false;
   void* stream = nullptr;  // cudaStream_t every op is enqueued on
   void* blas = nullptr;    // cublasHandle_t bound to `stream` (see BlasHandle)
+  // GEMMs through cuBLASLt: a cuda::LtMatmul (gemm_lt.h); null: cublasGemmEx on `blas`.
+  void* lt = nullptr;
 };
 
 // The host device.

@@ -1,33 +1,13 @@
-// gemm() on cuBLAS: a row-major C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T, so
-// the operands swap and the transposes stay. tf32 and bf16 use cuBLAS' fast fp32 compute types:
-// float in, float out, tensor-core products, fp32 accumulation.
+// gemm() on cublasGemmEx: the operands swap (row-major as column-major, cuda_blas_types.h).
 #include <cublas_v2.h>
 
 #include <string>
 
+#include "plugins/compute/cuda_blas_types.h"
 #include "plugins/compute/cuda_check.h"
 #include "plugins/compute/gemm.h"
 
 namespace synk::compute::cuda {
-namespace {
-
-cublasComputeType_t computeType(Precision precision) {
-  switch (precision) {
-    case Precision::Tf32:
-      return CUBLAS_COMPUTE_32F_FAST_TF32;
-    case Precision::Bf16:
-      return CUBLAS_COMPUTE_32F_FAST_16BF;
-    case Precision::Fp32:
-      break;
-  }
-  return CUBLAS_COMPUTE_32F;
-}
-
-cublasOperation_t op(Transpose t) {
-  return t == Transpose::No ? CUBLAS_OP_N : CUBLAS_OP_T;
-}
-
-}  // namespace
 
 void gemm(void* blas, const GemmArgs& g) {
   if (!blas) fail("cuBLAS GEMM", "no cuBLAS handle (compute::Device::blas is null)");

@@ -24,15 +24,23 @@ void sum(const Device& device, const float* x, int64_t n, float* out, float* scr
   device.cuda ? cuda::sum(device.stream, x, n, out, scratch) : host::sum(x, n, out);
 }
 
-void copyWithOnes(const Device& device, const float* x, int64_t rows, int64_t cols, float* y,
-                  int64_t ldy) {
-  device.cuda ? cuda::copyWithOnes(device.stream, x, rows, cols, y, ldy)
-              : host::copyWithOnes(x, rows, cols, y, ldy);
+void copyMatrix(const Device& device, const float* src, int64_t ld_src, float* dst, int64_t ld_dst,
+                int64_t rows, int64_t cols) {
+  if (src == dst && ld_src == ld_dst) return;
+  device.cuda ? cuda::copyMatrix(device.stream, src, ld_src, dst, ld_dst, rows, cols)
+              : host::copyMatrix(src, ld_src, dst, ld_dst, rows, cols);
 }
 
-void setColumn(const Device& device, float* y, int64_t rows, int64_t ld, int64_t col, float value) {
-  device.cuda ? cuda::setColumn(device.stream, y, rows, ld, col, value)
-              : host::setColumn(y, rows, ld, col, value);
+void addBias(const Device& device, float* z, int64_t rows, int64_t cols, int64_t ld,
+             const float* bias, bool relu) {
+  device.cuda ? cuda::addBias(device.stream, z, rows, cols, ld, bias, relu)
+              : host::addBias(z, rows, cols, ld, bias, relu);
+}
+
+void columnSum(const Device& device, const float* x, int64_t rows, int64_t cols, int64_t ld,
+               float alpha, const float* y_in, float* y_out) {
+  device.cuda ? cuda::columnSum(device.stream, x, rows, cols, ld, alpha, y_in, y_out)
+              : host::columnSum(x, rows, cols, ld, alpha, y_in, y_out);
 }
 
 void relu(const Device& device, float* z, int64_t rows, int64_t cols, int64_t ld) {

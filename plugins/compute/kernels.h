@@ -22,12 +22,18 @@ void divideBy(const Device& device, float* dst, const float* src, int64_t n, con
 constexpr int64_t kSumScratch = 256;
 void sum(const Device& device, const float* x, int64_t n, float* out, float* scratch);
 
-// y[i, 0:cols] = x[i, :] and y[i, cols] = 1: a layer's input with the bias column, so one GEMM
-// against [W; b] applies weights and bias.
-void copyWithOnes(const Device& device, const float* x, int64_t rows, int64_t cols, float* y,
-                  int64_t ldy);
-// y[i, col] = value for every row.
-void setColumn(const Device& device, float* y, int64_t rows, int64_t ld, int64_t col, float value);
+// dst[i, j] = src[i, j] on rows x cols (each with its leading dimension).
+void copyMatrix(const Device& device, const float* src, int64_t ld_src, float* dst, int64_t ld_dst,
+                int64_t rows, int64_t cols);
+// z[i, j] += bias[j] in place on rows x cols, then with `relu` z = max(z, 0): a layer's bias and
+// activation in one pass.
+void addBias(const Device& device, float* z, int64_t rows, int64_t cols, int64_t ld,
+             const float* bias, bool relu);
+// y_out[j] = y_in[j] + alpha * (the sum over rows of x[:, j]), y_in null meaning 0; y_out may
+// equal y_in. Each column is summed in a fixed order, in double (deterministic): a bias gradient
+// (alpha 1, no y_in), or an SGD step of a bias straight from its layer's output gradient.
+void columnSum(const Device& device, const float* x, int64_t rows, int64_t cols, int64_t ld,
+               float alpha, const float* y_in, float* y_out);
 // z = max(z, 0) in place on rows x cols.
 void relu(const Device& device, float* z, int64_t rows, int64_t cols, int64_t ld);
 // d = d where a > 0, else 0 (d: the gradient of relu's output, becomes that of its input).
@@ -51,10 +57,14 @@ struct CrossEntropyArgs {
   float* rows_out = nullptr;           // device scalar: rows, as float (a gradient's divisor)
   const double* metrics_in = nullptr;  // [loss sum, correct, rows] so far ...
   double* metrics_out = nullptr;       // ... and plus this call's (may equal metrics_in)
+  // CUDA, a bad label: every row's dlogits is 0 instead of the bad rows' NaN, for a step that
+  // applies the gradient without dividing by rows_out (it then changes nothing).
+  bool invalid_zeroes_dlogits = false;
 };
 // A label outside [0, classes) is an InvalidArgument naming the row on the host. On CUDA (a
 // kernel cannot throw) the loss is NaN, rows_out is -infinity (an update dividing by it is an
-// identity: compute/update_rules.h) and the metrics stay as they were.
+// identity: compute/update_rules.h), dlogits NaN on the bad rows (or 0 on every row, as asked)
+// and the metrics stay as they were.
 void softmaxCrossEntropy(const Device& device, const CrossEntropyArgs& args);
 
 namespace host {
@@ -63,8 +73,11 @@ void scale(float* x, int64_t n, float alpha);
 void axpy(int64_t n, float alpha, const float* x, float* y);
 void divideBy(float* dst, const float* src, int64_t n, const float* divisor);
 void sum(const float* x, int64_t n, float* out);
-void copyWithOnes(const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy);
-void setColumn(float* y, int64_t rows, int64_t ld, int64_t col, float value);
+void copyMatrix(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows,
+                int64_t cols);
+void addBias(float* z, int64_t rows, int64_t cols, int64_t ld, const float* bias, bool relu);
+void columnSum(const float* x, int64_t rows, int64_t cols, int64_t ld, float alpha,
+               const float* y_in, float* y_out);
 void relu(float* z, int64_t rows, int64_t cols, int64_t ld);
 void reluBackward(const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows, int64_t cols);
 void softmaxCrossEntropy(const CrossEntropyArgs& args);
@@ -76,8 +89,12 @@ void scale(void* stream, float* x, int64_t n, float alpha);
 void axpy(void* stream, int64_t n, float alpha, const float* x, float* y);
 void divideBy(void* stream, float* dst, const float* src, int64_t n, const float* divisor);
 void sum(void* stream, const float* x, int64_t n, float* out, float* scratch);
-void copyWithOnes(void* stream, const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy);
-void setColumn(void* stream, float* y, int64_t rows, int64_t ld, int64_t col, float value);
+void copyMatrix(void* stream, const float* src, int64_t ld_src, float* dst, int64_t ld_dst,
+                int64_t rows, int64_t cols);
+void addBias(void* stream, float* z, int64_t rows, int64_t cols, int64_t ld, const float* bias,
+             bool relu);
+void columnSum(void* stream, const float* x, int64_t rows, int64_t cols, int64_t ld, float alpha,
+               const float* y_in, float* y_out);
 void relu(void* stream, float* z, int64_t rows, int64_t cols, int64_t ld);
 void reluBackward(void* stream, const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows,
                   int64_t cols);

@@ -1,6 +1,8 @@
 // The host versions of kernels.h: plain loops, the reference the CUDA kernels are tested against.
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "plugins/compute/kernels.h"
 
@@ -34,17 +36,31 @@ void sum(const float* x, int64_t n, float* out) {
   *out = static_cast<float>(total);
 }
 
-void copyWithOnes(const float* x, int64_t rows, int64_t cols, float* y, int64_t ldy) {
+void copyMatrix(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows,
+                int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i)
+    std::copy_n(src + i * ld_src, cols, dst + i * ld_dst);
+}
+
+void addBias(float* z, int64_t rows, int64_t cols, int64_t ld, const float* bias, bool relu) {
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j)
-      y[i * ldy + j] = x[i * cols + j];
-    y[i * ldy + cols] = 1.0f;
+    float* row = z + i * ld;
+    for (int64_t j = 0; j < cols; ++j) {
+      const float v = row[j] + bias[j];
+      row[j] = relu && !(v > 0.0f) ? 0.0f : v;
+    }
   }
 }
 
-void setColumn(float* y, int64_t rows, int64_t ld, int64_t col, float value) {
-  for (int64_t i = 0; i < rows; ++i)
-    y[i * ld + col] = value;
+void columnSum(const float* x, int64_t rows, int64_t cols, int64_t ld, float alpha,
+               const float* y_in, float* y_out) {
+  std::vector<double> sums(static_cast<size_t>(cols), 0.0);
+  for (int64_t i = 0; i < rows; ++i) {  // row by row: x is read with unit stride
+    for (int64_t j = 0; j < cols; ++j)
+      sums[j] += x[i * ld + j];
+  }
+  for (int64_t j = 0; j < cols; ++j)
+    y_out[j] = (y_in ? y_in[j] : 0.0f) + alpha * static_cast<float>(sums[j]);
 }
 
 void relu(float* z, int64_t rows, int64_t cols, int64_t ld) {

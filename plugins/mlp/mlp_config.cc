@@ -48,6 +48,13 @@ Config Config::fromOptions(const sdk::Options& o) {
                                  "grad(): all-reduce the gradient itself (exact on uneven "
                                  "shares) or leave each rank's mean gradient") == "in_call";
   c.cuda_graph = o.getBool("cuda_graph", true, "replay train_step as a CUDA graph (1 rank)");
+  const std::string gemm =
+      o.getChoice("gemm", "lt", {"cublas", "lt", "lt_tuned"},
+                  "GEMMs on CUDA: cublasGemmEx, cuBLASLt with fused epilogues (heuristic "
+                  "algorithm), or cuBLASLt with algorithms timed on first use");
+  c.gemm = gemm == "cublas" ? GemmPath::Cublas : (gemm == "lt" ? GemmPath::Lt : GemmPath::LtTuned);
+  c.fuse_update = o.getBool("fuse_update", true,
+                            "sgd on one rank: update params inside the weight-gradient GEMMs");
   return c;
 }
 

@@ -2,9 +2,9 @@
 // The mlp's configuration, from its load options, and the layout of its flat parameter vector.
 //
 // Layer l maps d[l] features to d[l+1] (d = inputs, widths..., classes). Its weights W (d[l] x
-// d[l+1], row-major: y = x W + b) are followed by its bias b (d[l+1]), so the layer's block is one
-// (d[l] + 1) x d[l+1] matrix [W; b] at offset(l) of `params`: a GEMM of the input with a column of
-// ones appended applies both, and the gradient of the block is one GEMM too.
+// d[l+1], row-major: y = x W + b) start at offset(l) of `params` and its bias b (d[l+1]) follows
+// them at biasOffset(l): the block reads as one (d[l] + 1) x d[l+1] matrix [W; b]. The GEMMs take
+// W alone (K = d[l], aligned as the widths are) and the bias through an epilogue.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +15,10 @@
 
 namespace synk::mlp {
 
+// How GEMMs run on CUDA (the host has one GEMM): cublasGemmEx with the epilogues as kernels, or
+// cuBLASLt with fused epilogues and heuristic #0 (deterministic) or autotuned algorithms.
+enum class GemmPath { Cublas, Lt, LtTuned };
+
 struct Config {
   std::vector<int64_t> dims;  // inputs, hidden widths..., classes
   compute::Precision precision = compute::Precision::Fp32;
@@ -24,6 +28,10 @@ struct Config {
   int64_t bucket_bytes = 0;    // gradient all-reduce buckets; 0: one, after the whole backward
   bool reduce_in_grad = true;  // grad() all-reduces (false: each rank's own mean gradient)
   bool cuda_graph = true;      // replay train_step as a captured CUDA graph (1 rank)
+  GemmPath gemm = GemmPath::Lt;
+  // SGD on one rank: train_step updates params inside the weight-gradient GEMMs (no gradient
+  // vector, no update pass).
+  bool fuse_update = true;
 
   // Reads (and so declares) every option; refuses bad values naming the option.
   static Config fromOptions(const sdk::Options& options);
@@ -33,6 +41,8 @@ struct Config {
   int64_t classes() const { return dims.back(); }
   // Offset of layer l's [W; b] block in the flat vector; offset(layers()) is the parameter count.
   int64_t offset(int l) const;
+  // Offset of layer l's bias (after its weights).
+  int64_t biasOffset(int l) const { return offset(l) + dims[l] * dims[l + 1]; }
   int64_t parameters() const { return offset(layers()); }
   // PyTorch's nn.Linear default: W and b uniform in +-1/sqrt(fan_in); element i of the flat
   // vector is value i of stream `seed` (compute/init.h), so any rank or device computes the same.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "plugins/compute/cuda_resources.h"
+#include "plugins/compute/gemm_lt.h"
 #include "plugins/compute/kernels.h"
 #include "plugins/compute/tensor_view.h"
 #include "plugins/compute/update_rules.h"
@@ -104,8 +105,11 @@ class Mlp {
       if (context.nRanks() > 1) compute_stream_ = std::make_unique<compute::cuda::Stream>();
       void* work = compute_stream_ ? compute_stream_->get() : context.stream();
       blas_ = std::make_unique<compute::cuda::BlasHandle>(context, work);
-      device_ = {true, work, blas_->get()};
-      rank_device_ = {true, context.stream(), blas_->get()};
+      if (config_.gemm != GemmPath::Cublas) {
+        lt_ = std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
+      }
+      device_ = {true, work, blas_->get(), lt_.get()};
+      rank_device_ = {true, context.stream(), blas_->get(), lt_.get()};
       if (config_.cuda_graph && context.nRanks() == 1) {
         graphs_ = std::make_unique<compute::cuda::GraphCache>(context, 16);
       }
@@ -164,10 +168,22 @@ class Mlp {
     reducer_->join();
   }
 
-  // Every rank fails the same call when some rank's host batch had a bad label.
-  void checkBatches(const Batch& batch) const {
+  // SGD inside the backward GEMMs (Network::backwardSgd), the default wherever it applies: one
+  // rank, where there is no gradient to all-reduce, so the step needs nothing but the local
+  // gradient and folding it saves the gradient's write and the update pass (the fastest correct
+  // choice). With several ranks the update needs the all-reduced sum, which exists only after
+  // (bucketed: while) backward runs, so the plain grad -> all_reduce -> update path stays. Also a
+  // usable batch: rows to divide by, and a host batch with a bad label fails the call unchanged.
+  bool fusesUpdate(const Batch& batch) const {
+    return config_.fuse_update && config_.rule == compute::Rule::Sgd && context_.nRanks() == 1 &&
+           batch.rows > 0 && batch.bad_label.empty();
+  }
+
+  // Every rank fails the same call when some rank's host batch had a bad label (a fused step
+  // has no count to tell: it runs on one rank).
+  void checkBatches(const Batch& batch, bool fused) const {
     if (!batch.bad_label.empty()) throw sdk::Error(sdk::Status::InvalidArgument, batch.bad_label);
-    if (context_.isCuda()) return;
+    if (context_.isCuda() || fused) return;
     if (!(network_.gradient()[config_.parameters()] >= 0.0f)) {
       throw sdk::Error(sdk::Status::InvalidArgument,
                        "another rank's share of the batch has a label outside [0, " +
@@ -204,13 +220,22 @@ class Mlp {
     out.mean_loss = loss;
     out.metrics_in = call.read("metrics").as<double>();
     out.metrics_out = call.update("metrics").as<double>();
+    const bool fused = fusesUpdate(batch);
+    // A bad label on CUDA then zeroes every row's gradient: the step leaves params as they were.
+    out.invalid_zeroes_dlogits = fused;
     auto body = [&] {
+      if (fused) {
+        network_.forward(update.param, batch.x, batch.rows);
+        network_.loss(batch.y, batch.rows, out, true);
+        network_.backwardSgd(update.param, update.param_out, batch.rows, config_.hyper.lr);
+        return;
+      }
       gradientPass(update.param, batch, out, true);
       compute::applyUpdate(rank_device_, config_.rule, config_.hyper, update);
     };
     if (!graphs_) {
       body();
-      return checkBatches(batch);
+      return checkBatches(batch, fused);
     }
     // Everything the launches bake in: buffers (the runtime rotates the update buffers) and size.
     std::vector<uint64_t> key = {
@@ -243,7 +268,7 @@ class Mlp {
     const Batch batch = takeBatch(call);
     network_.reserve(batch.rows);
     gradientPass(call.read("params").as<float>(), batch, {}, config_.reduce_in_grad);
-    checkBatches(batch);
+    checkBatches(batch, false);
     const float* grad = network_.gradient();
     compute::divideBy(rank_device_, call.update("grad").as<float>(), grad, config_.parameters(),
                       grad + config_.parameters());
@@ -258,6 +283,7 @@ class Mlp {
   sdk::Context context_;
   std::unique_ptr<compute::cuda::Stream> compute_stream_;
   std::unique_ptr<compute::cuda::BlasHandle> blas_;
+  std::unique_ptr<compute::cuda::LtMatmul> lt_;
   compute::Device device_ = compute::hostDevice();       // forward, backward
   compute::Device rank_device_ = compute::hostDevice();  // updates (after the all-reduce)
   Network network_;

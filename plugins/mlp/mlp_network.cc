@@ -8,18 +8,19 @@ namespace synk::mlp {
 
 Network::Network(const Config& config, const sdk::Context& context)
     : config_(config), workspace_(context) {
-  for (int l = 0; l < config_.layers(); ++l)
-    ld_.push_back((config_.dims[l] + 1 + 3) / 4 * 4);
+  for (int64_t width : config_.dims)
+    ld_.push_back((width + 3) / 4 * 4);
 }
 
 Network::Buffers Network::carve(compute::Carver& carver, int64_t rows) const {
   Buffers b;
-  for (int l = 0; l < config_.layers(); ++l)
+  b.a.push_back(nullptr);
+  for (int l = 1; l < config_.layers(); ++l)
     b.a.push_back(carver.take<float>(rows * ld_[l]));
   b.d.push_back(nullptr);
   for (int l = 1; l <= config_.layers(); ++l)
-    b.d.push_back(carver.take<float>(rows * config_.dims[l]));
-  b.logits = carver.take<float>(rows * config_.classes());
+    b.d.push_back(carver.take<float>(rows * ld_[l]));
+  b.logits = carver.take<float>(rows * ld_[config_.layers()]);
   b.gradient = carver.take<float>(config_.parameters() + 1);
   return b;
 }
@@ -33,42 +34,74 @@ void Network::reserve(int64_t rows) {
   buffers_ = carve(carver, capacity);
   gradient_ = buffers_.gradient;
   capacity_ = capacity;
-  // The ones column of every hidden layer's input, once: GEMMs write only the features.
-  for (int l = 1; l < config_.layers(); ++l)
-    compute::setColumn(device_, buffers_.a[l], capacity, ld_[l], config_.dims[l], 1.0f);
 }
 
 void Network::forward(const float* params, const float* x, int64_t rows) {
   const int layers = config_.layers();
-  compute::copyWithOnes(device_, x, rows, config_.inputs(), buffers_.a[0], ld_[0]);
+  x_ = x;
   for (int l = 0; l < layers; ++l) {
     const bool last = l == layers - 1;
     compute::GemmArgs g;
     g.m = rows;
     g.n = config_.dims[l + 1];
-    g.k = config_.dims[l] + 1;
-    g.a = buffers_.a[l];
-    g.lda = ld_[l];
+    g.k = config_.dims[l];
+    g.a = input(l);
+    g.lda = inputLd(l);
     g.b = params + config_.offset(l);
     g.ldb = g.n;
     g.c = last ? buffers_.logits : buffers_.a[l + 1];
-    g.ldc = last ? g.n : ld_[l + 1];
+    g.ldc = ld_[l + 1];
+    g.epilogue = last ? compute::Epilogue::Bias : compute::Epilogue::ReluBias;
+    g.bias = params + config_.biasOffset(l);
     g.precision = config_.precision;
     compute::gemm(device_, g);
-    if (!last) compute::relu(device_, g.c, rows, g.n, g.ldc);
   }
 }
 
 void Network::loss(const int32_t* labels, int64_t rows, compute::CrossEntropyArgs out,
                    bool for_backward) {
+  const int layers = config_.layers();
   out.logits = buffers_.logits;
   out.rows = rows;
   out.classes = config_.classes();
-  out.ld = config_.classes();
+  out.ld = ld_[layers];
   out.labels = labels;
-  out.dlogits = for_backward ? buffers_.d[config_.layers()] : nullptr;
-  out.ld_d = config_.classes();
+  out.dlogits = for_backward ? buffers_.d[layers] : nullptr;
+  out.ld_d = ld_[layers];
   compute::softmaxCrossEntropy(device_, out);
+}
+
+compute::GemmArgs Network::blockGradient(int l, int64_t rows) const {
+  compute::GemmArgs g;
+  g.trans_a = compute::Transpose::Yes;
+  g.m = config_.dims[l];
+  g.n = config_.dims[l + 1];
+  g.k = rows;
+  g.a = input(l);
+  g.lda = inputLd(l);
+  g.b = buffers_.d[l + 1];
+  g.ldb = ld_[l + 1];
+  g.ldc = g.n;
+  g.precision = config_.precision;
+  return g;
+}
+
+void Network::deltaBelow(const float* params, int l, int64_t rows) {
+  const int64_t in = config_.dims[l], out = config_.dims[l + 1];
+  compute::GemmArgs delta;
+  delta.trans_b = compute::Transpose::Yes;
+  delta.m = rows;
+  delta.n = in;
+  delta.k = out;
+  delta.a = buffers_.d[l + 1];
+  delta.lda = ld_[l + 1];
+  delta.b = params + config_.offset(l);
+  delta.ldb = out;
+  delta.c = buffers_.d[l];
+  delta.ldc = ld_[l];
+  delta.precision = config_.precision;
+  compute::gemm(device_, delta);
+  compute::reluBackward(device_, buffers_.a[l], ld_[l], buffers_.d[l], ld_[l], rows, in);
 }
 
 void Network::backward(const float* params, int64_t rows, float* grad,
@@ -80,39 +113,29 @@ void Network::backward(const float* params, int64_t rows, float* grad,
     return;
   }
   for (int l = config_.layers() - 1; l >= 0; --l) {
-    const int64_t in = config_.dims[l], out = config_.dims[l + 1];
-    // [dW; db] = [a | 1]^T d: the block's gradient, summed over the rows.
-    compute::GemmArgs block;
-    block.trans_a = compute::Transpose::Yes;
-    block.m = in + 1;
-    block.n = out;
-    block.k = rows;
-    block.a = buffers_.a[l];
-    block.lda = ld_[l];
-    block.b = buffers_.d[l + 1];
-    block.ldb = out;
+    // dW = a^T d and db = the column sums of d, summed over the rows: one GEMM.
+    compute::GemmArgs block = blockGradient(l, rows);
     block.c = grad + config_.offset(l);
-    block.ldc = out;
-    block.precision = config_.precision;
+    block.epilogue = compute::Epilogue::BiasGrad;
+    block.bias_grad = grad + config_.biasOffset(l);
     compute::gemm(device_, block);
-    if (l > 0) {
-      // d[l] = d[l+1] W^T (W: the block without its bias row), masked by the ReLU.
-      compute::GemmArgs delta;
-      delta.trans_b = compute::Transpose::Yes;
-      delta.m = rows;
-      delta.n = in;
-      delta.k = out;
-      delta.a = buffers_.d[l + 1];
-      delta.lda = out;
-      delta.b = params + config_.offset(l);
-      delta.ldb = out;
-      delta.c = buffers_.d[l];
-      delta.ldc = in;
-      delta.precision = config_.precision;
-      compute::gemm(device_, delta);
-      compute::reluBackward(device_, buffers_.a[l], ld_[l], buffers_.d[l], in, rows, in);
-    }
+    if (l > 0) deltaBelow(params, l, rows);
     layer_done(l);
+  }
+}
+
+void Network::backwardSgd(const float* params, float* params_out, int64_t rows, float lr) {
+  const float step = -lr / static_cast<float>(rows);
+  for (int l = config_.layers() - 1; l >= 0; --l) {
+    if (l > 0) deltaBelow(params, l, rows);  // reads W_l before it changes
+    compute::GemmArgs block = blockGradient(l, rows);
+    block.alpha = step;
+    block.beta = 1;
+    block.c_in = params + config_.offset(l);
+    block.c = params_out + config_.offset(l);
+    compute::gemm(device_, block);
+    compute::columnSum(device_, block.b, rows, block.n, block.ldb, step,
+                       params + config_.biasOffset(l), params_out + config_.biasOffset(l));
   }
 }
 

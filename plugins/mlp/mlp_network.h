@@ -1,15 +1,21 @@
 #pragma once
 // The mlp's forward and backward passes on a compute::Device, with their buffers in one
-// workspace from the host allocator. Layer l's input a[l] keeps a column of ones after its d[l]
-// features (ld rounded up to 4 floats), so one GEMM against the layer's [W; b] block computes
-// x W + b, and one GEMM a[l]^T d[l+1] the gradient of the whole block. Per step: layers GEMMs and
-// layers - 1 ReLUs forward, one fused softmax cross-entropy, 2 * layers - 1 GEMMs and layers - 1
-// ReLU masks backward.
+// workspace from the host allocator. Every GEMM takes a layer's W alone (K = its input width) and
+// the bias through an epilogue (compute/gemm.h), which cuBLASLt fuses: forward, one GEMM per
+// layer (bias and ReLU in its epilogue) and one fused softmax cross-entropy; backward, per layer
+// from the last, the block's gradient (dW = a^T d with db in the epilogue) and, below the first
+// layer, d_prev = d W^T and the ReLU mask (a kernel reading the activation).
+//
+// backwardSgd folds SGD into the backward pass: W <- W - (lr / rows) a^T d is one GEMM with
+// beta = 1 reading the old block (out of place when the runtime rotates the parameter buffers)
+// and b <- b - (lr / rows) sum(d) one column-sum kernel; d_prev for layer l is computed before
+// layer l's block is written, so it reads the old W even in place.
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "plugins/compute/device.h"
+#include "plugins/compute/gemm.h"
 #include "plugins/compute/kernels.h"
 #include "plugins/mlp/mlp_config.h"
 
@@ -26,7 +32,8 @@ class Network {
   void reserve(int64_t rows);
   uint64_t generation() const { return workspace_.generation(); }
 
-  // Logits of x (rows x inputs, dense) under `params`; keeps the activations for backward.
+  // Logits of x (rows x inputs, dense; read again by backward) under `params`; keeps the
+  // activations for backward.
   void forward(const float* params, const float* x, int64_t rows);
   // Cross-entropy of the logits against labels: `out` names the device scalars to write; with
   // `for_backward` the gradient of the summed loss goes to the last layer's delta.
@@ -35,6 +42,9 @@ class Network {
   // `layer_done(l)` runs once layer l's block is written.
   void backward(const float* params, int64_t rows, float* grad,
                 const std::function<void(int)>& layer_done);
+  // params_out = params - (lr / rows) * the gradient of the summed loss (rows > 0), without
+  // writing the gradient anywhere. params_out may equal params.
+  void backwardSgd(const float* params, float* params_out, int64_t rows, float lr);
 
   // parameters() + 1 floats: the flat gradient and, after it, the row count it sums over.
   float* gradient() const { return gradient_; }
@@ -42,20 +52,28 @@ class Network {
 
  private:
   struct Buffers {
-    std::vector<float*> a;  // a[l]: rows x ld[l], l < layers (input of layer l, ones column)
-    std::vector<float*> d;  // d[l]: rows x dims[l], 1 <= l <= layers (d[layers]: dlogits)
+    std::vector<float*> a;  // a[l]: rows x ld_[l], 1 <= l < layers (layer l's input; a[0] is x)
+    std::vector<float*> d;  // d[l]: rows x ld_[l], 1 <= l <= layers (d[layers]: dlogits)
     float* logits = nullptr;
     float* gradient = nullptr;
   };
   Buffers carve(compute::Carver& carver, int64_t rows) const;
+  // Layer l's input and its leading dimension.
+  const float* input(int l) const { return l == 0 ? x_ : buffers_.a[l]; }
+  int64_t inputLd(int l) const { return l == 0 ? config_.inputs() : ld_[l]; }
+  // a[l]^T d[l+1], layer l's weight gradient (c and the epilogue left to the caller).
+  compute::GemmArgs blockGradient(int l, int64_t rows) const;
+  // d[l] = (d[l+1] W_l^T) masked by ReLU'(a[l]), for l >= 1.
+  void deltaBelow(const float* params, int l, int64_t rows);
 
   const Config& config_;
   compute::Device device_;
   compute::Workspace workspace_;
-  std::vector<int64_t> ld_;  // of a[l]
+  std::vector<int64_t> ld_;  // of a[l] and d[l]: dims[l] rounded up to 4 floats (16 bytes)
   int64_t capacity_ = -1;
   Buffers buffers_;
   float* gradient_ = nullptr;
+  const float* x_ = nullptr;  // forward's input, for backward
 };
 
 }  // namespace synk::mlp

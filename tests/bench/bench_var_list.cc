@@ -8,7 +8,7 @@
 //
 // Instruction counts (deterministic where wall time on a loaded machine is not):
 //   bench_var_list --fixed N --case list_16   runs exactly N calls of one case and nothing else;
-// cases: call (a trivial function call: scatter 2 rows, run, avg of a scalar, as bench_session),
+// cases: call (a trivial function call: scatter 2 rows, run, avg of a scalar, as synk-micro),
 // all_reduce_8B (one variable of 2 float32), list_K (K variables). Under callgrind the cost per
 // call is (Ir(2N) - Ir(N)) / N of the master's process, with the barrier's waits left out
 // (scripts/callgrind-step-cost does all that).

@@ -122,6 +122,25 @@ TEST_CASE("overrides: --set wins, and a step replaces a function", "[harness]") 
              Catch::Contains("--set axes.ranks=0: axes.ranks = '0'"));
 }
 
+TEST_CASE("[compare]: the regression thresholds of an experiment", "[harness]") {
+  const Experiment defaults = parseExperiment(kTrain, "toy.ini");
+  CHECK(defaults.compare.min_change == 0.05);
+  CHECK(defaults.compare.min_repetitions == 5);
+  const Experiment e = parseExperiment(std::string(kTrain) +
+                                           "[compare]\nmin_change = 0.1\nnoise_factor = 3\n"
+                                           "q = 0.01\nmin_repetitions = 8\n",
+                                       "toy.ini");
+  CHECK(e.compare.min_change == 0.1);
+  CHECK(e.compare.noise_factor == 3);
+  CHECK(e.compare.q == 0.01);
+  CHECK(e.compare.min_repetitions == 8);
+  // Stored with the run, where `compare` reads the baseline's.
+  CHECK_THAT(e.canonical(), Catch::Contains("compare.min_change = 0.1\n") &&
+                                Catch::Contains("compare.min_repetitions = 8\n"));
+  CHECK_THAT(errorOf(kTrain, {"compare.q=1.5"}), Catch::Contains("must lie between 0 and 1"));
+  CHECK_THAT(errorOf(kTrain, {"compare.min_repetitions=1"}), Catch::Contains("between 2 and"));
+}
+
 TEST_CASE("errors name the file, the line, the key and what is valid", "[harness]") {
   const std::string text = kTrain;
   CHECK_THAT(errorOf(text + "[experiment]\nrepetitons = 4\n"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # html_report_test.sh SYNK_BENCH SOURCE_DIR WORK_DIR
-# Loads synk-bench's HTML reports (a train run with a split step, a collectives run) in headless
+# Loads synk-bench's HTML reports (a train run with a split step, a collectives run, a train run
+# with a compare and its experiment's history over two commits' runs) in headless
 # Chromium: every <svg class="plot"> must have drawn all its data marks (the page's own check
 # writes the counts into <body>), and a screenshot of each page is saved in WORK_DIR.
 # Skips (exit 77) without Chromium (Debian: apt-get install chromium; scripts/install-deps).
@@ -19,9 +20,14 @@ db=$work/r.db
   -n 4 -w 1 --db "$db" >/dev/null
 "$bench" report 1 --html "$work/train.html" --db "$db" >/dev/null
 "$bench" report 2 --html "$work/collectives.html" --db "$db" >/dev/null
+"$bench" run "$src/tests/harness/experiments/toy_scaling.ini" --db "$db" \
+  --set "experiment.step=grad, all_reduce(grad), update" --set experiment.repetitions=2 >/dev/null
+"$bench" report 3 --html "$work/regression.html" --db "$db" --compare 1 --history >/dev/null
+grep -q '<section id="compare">' "$work/regression.html"
+grep -q '<section id="history">' "$work/regression.html"
 chrome=(timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run
         --user-data-dir="$work/profile")
-for page in train collectives; do
+for page in train collectives regression; do
   html=$work/$page.html
   if grep -Eq '(src|href)="https?:' "$html"; then
     echo "$page: the page loads something from the network"; exit 1

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "harness/stats.h"
+#include "tests/harness/noise.h"
 
 using namespace synk::harness;
 
@@ -97,6 +98,42 @@ TEST_CASE("bootstrap interval of a ratio of medians, by hand", "[harness]") {
     CHECK_FALSE(bootstrapRatioOfMedians({1}, {}));
     CHECK_FALSE(bootstrapRatioOfMedians({1}, {0, 0}));
   }
+}
+
+TEST_CASE("bootstrapInterval of any statistic: seeded, around the estimate", "[harness]") {
+  synk::testing::Noise noise(11);
+  const std::vector<std::vector<double>> groups = {noise.around(2.0, 0.05, 9),
+                                                   noise.around(1.0, 0.05, 9)};
+  const GroupStatistic ratio = [](const std::vector<std::vector<double>>& g) {
+    return median(g[0]) / median(g[1]);
+  };
+  const auto a = bootstrapInterval(groups, ratio);
+  REQUIRE(a);
+  const double estimate = median(groups[0]) / median(groups[1]);
+  CHECK(a->low < estimate);
+  CHECK(estimate < a->high);
+  CHECK(a->low > 1.7);
+  CHECK(a->high < 2.3);
+  // One implementation: the ratio of medians is this bootstrap with that statistic.
+  const auto b = bootstrapRatioOfMedians(groups[0], groups[1]);
+  CHECK(a->low == b->low);
+  CHECK(a->high == b->high);
+  BootstrapOptions other;
+  other.seed = 2;
+  CHECK(bootstrapInterval(groups, ratio, other)->low != a->low);
+  // Three groups, in order: the difference of two ratios.
+  const auto three = bootstrapInterval({{4, 4}, {2, 2}, {1, 1, 1}}, [](const auto& g) {
+    return median(g[0]) / median(g[1]) - median(g[2]);
+  });
+  CHECK(three->low == 1);
+  CHECK(three->high == 1);
+  // No interval for an empty group, an undefined or infinite statistic, or bad options.
+  CHECK_FALSE(bootstrapInterval({{1}, {}}, ratio));
+  CHECK_FALSE(bootstrapInterval({{1}, {0}}, ratio));
+  CHECK_FALSE(bootstrapInterval({{1}}, [](const auto&) { return std::optional<double>(); }));
+  BootstrapOptions bad;
+  bad.confidence = 1;
+  CHECK_FALSE(bootstrapInterval(groups, ratio, bad));
 }
 
 TEST_CASE("seedFor keeps its two inputs apart", "[harness]") {

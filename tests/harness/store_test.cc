@@ -141,13 +141,40 @@ TEST_CASE("a version-1 database is migrated forward with its rows", "[harness]")
              "VALUES (1, 1, 0, 'k', '{\"ranks\":\"1\"}', 'ok', 1, 1);"
              "INSERT INTO sample (point_id, repetition, rank, step, ns) VALUES (1, 0, 0, 0, 42);");
   const Store store = Store::open(path, Store::Mode::Read);  // a reader migrates a writable file
-  CHECK(store.schemaVersion() == 2);
+  CHECK(store.schemaVersion() == 3);
   CHECK(store.run(1)->experiment == "old");
   const auto s = store.samples(1);
   REQUIRE(s.size() == 1);
   CHECK(s[0].ns == 42);
   CHECK(s[0].compute_ns == kNoValue);  // the column version 2 added
   CHECK(store.repetitions(1).empty());
+  CHECK(store.baselines().empty());  // the table version 3 added
+}
+
+TEST_CASE("repetition values and baselines round-trip (schema version 3)", "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("v3.db"), Store::Mode::Write);
+  RunRecord run = sampleRun();
+  store.beginRun(run);
+  PointRecord p = samplePoint(run.id, 0);
+  RepetitionRecord measured, plain;
+  measured.repetition = 0;
+  measured.value = 1.25e-7;  // 125 ns: more precision than whole-nanosecond samples hold
+  plain.repetition = 1;
+  store.addPoint(p, {measured, plain}, samples(2, 1));
+  const auto reps = store.repetitions(p.id);
+  REQUIRE(reps.size() == 2);
+  CHECK(reps[0].value == 1.25e-7);
+  CHECK_FALSE(reps[1].value);
+  CHECK_FALSE(store.baseline("nightly"));
+  store.setBaseline("nightly", run.id);
+  CHECK(store.baseline("nightly") == run.id);
+  RunRecord second = sampleRun();
+  store.beginRun(second);
+  store.setBaseline("nightly", second.id);  // naming again moves it
+  CHECK(store.baseline("nightly") == second.id);
+  CHECK(store.baselines() == std::map<std::string, int64_t>{{"nightly", second.id}});
+  CHECK_THROWS_AS(store.setBaseline("other", 99), BadInput);
 }
 
 TEST_CASE("refused untouched: a newer schema, a foreign database, not a database", "[harness]") {
@@ -159,7 +186,7 @@ TEST_CASE("refused untouched: a newer schema, a foreign database, not a database
     const std::string before = bytesOf(path);
     CHECK_THAT(openError(path, Store::Mode::Write),
                Catch::Contains(
-                   "written by a newer synk-bench (schema version 99; this one knows up to 2)"));
+                   "written by a newer synk-bench (schema version 99; this one knows up to 3)"));
     CHECK_THAT(openError(path, Store::Mode::Read), Catch::Contains("refusing to touch it"));
     CHECK(bytesOf(path) == before);
   }

@@ -2,7 +2,6 @@
 // precisions, every kernel, the initialisers bit for bit, every update rule, graph replay.
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <random>
 #include <tuple>
 #include <vector>
 
@@ -16,23 +15,8 @@ namespace synk::compute {
 namespace {
 
 using testing::Gpu;
-
-std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v)
-    x = dist(rng);
-  return v;
-}
-
-void requireClose(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(std::fabs(double(got[i]) - want[i]) <= tolerance * (1 + std::fabs(want[i])));
-  }
-}
+using testing::randomVector;
+using testing::requireClose;
 
 TEST_CASE("cuBLAS gemm matches the host gemm in fp32, tf32 and bf16", "[gpu]") {
   Gpu gpu;
@@ -88,12 +72,30 @@ TEST_CASE("the CUDA kernels match the host kernels", "[gpu]") {
     host::reluBackward(z.data(), ld, d.data(), ld, rows, cols);
     reluBackward(dev, dz, ld, dd, ld, rows, cols);
     requireClose(gpu.download(dd, d.size()), d, 0);
-    std::vector<float> y(size_t(rows * ld), -7);
+  }
+  SECTION("bias with and without relu, column sums, matrix copies") {
+    const auto bias = randomVector(size_t(cols), 9);
+    const float* dbias = gpu.upload(bias);
+    for (const bool with_relu : {false, true}) {
+      std::vector<float> z = x;
+      float* dz = gpu.upload(z);
+      host::addBias(z.data(), rows, cols, ld, bias.data(), with_relu);
+      addBias(dev, dz, rows, cols, ld, dbias, with_relu);
+      requireClose(gpu.download(dz, z.size()), z, 0);
+    }
+    const float* dx = gpu.upload(x);
+    std::vector<float> sums = randomVector(size_t(cols), 10);
+    float* dsums = gpu.upload(sums);
+    host::columnSum(x.data(), rows, cols, ld, -0.25f, sums.data(), sums.data());
+    columnSum(dev, dx, rows, cols, ld, -0.25f, dsums, dsums);
+    requireClose(gpu.download(dsums, sums.size()), sums, 1e-6);
+    host::columnSum(x.data(), rows, cols, ld, 1, nullptr, sums.data());
+    columnSum(dev, dx, rows, cols, ld, 1, nullptr, dsums);
+    requireClose(gpu.download(dsums, sums.size()), sums, 1e-6);
+    std::vector<float> y(size_t(rows * 80), -7);
     float* dy = gpu.upload(y);
-    host::copyWithOnes(x.data(), rows, cols, y.data(), ld);
-    copyWithOnes(dev, gpu.upload(x), rows, cols, dy, ld);
-    host::setColumn(y.data(), rows, ld, 72, 3);
-    setColumn(dev, dy, rows, ld, 72, 3);
+    host::copyMatrix(x.data(), ld, y.data(), 80, rows, cols);
+    copyMatrix(dev, dx, ld, dy, 80, rows, cols);
     requireClose(gpu.download(dy, y.size()), y, 0);
   }
   SECTION("fill, scale, axpy, divideBy, sum") {
@@ -155,6 +157,17 @@ TEST_CASE("the CUDA kernels match the host kernels", "[gpu]") {
     const auto got = gpu.download(dm, 3);
     for (int i = 0; i < 3; ++i)
       CHECK(got[i] == Approx(metrics[i]).epsilon(1e-6));
+    // A bad label: NaN on its row only, or (as the fused sgd step asks) zeros on every row.
+    labels[5] = int32_t(classes);
+    args.labels = gpu.upload(labels);
+    softmaxCrossEntropy(dev, args);
+    const auto nan_rows = gpu.download(dd, d.size());
+    CHECK(std::isnan(nan_rows[5 * classes]));
+    CHECK(!std::isnan(nan_rows[4 * classes]));
+    args.invalid_zeroes_dlogits = true;
+    softmaxCrossEntropy(dev, args);
+    CHECK(gpu.download(dd, d.size()) == std::vector<float>(d.size(), 0.0f));
+    CHECK(gpu.download(dm, 3) == got);  // metrics unchanged by a bad batch
   }
 }
 

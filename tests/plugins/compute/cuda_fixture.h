@@ -4,7 +4,10 @@
 // GraphCache). Skips the test (exit 77) without a usable GPU.
 #include <cuda_runtime.h>
 
+#include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,25 @@ namespace synk::compute::testing {
 inline void cudaOk(cudaError_t status, const char* what) {
   if (status != cudaSuccess)
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+inline std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v)
+    x = dist(rng);
+  return v;
+}
+
+// |got - want| <= tolerance (1 + |want|) elementwise.
+inline void requireClose(const std::vector<float>& got, const std::vector<float>& want,
+                         double tolerance) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::fabs(double(got[i]) - want[i]) <= tolerance * (1 + std::fabs(want[i])));
+  }
 }
 
 class Gpu {

@@ -110,6 +110,49 @@ TEST_CASE("host gemm with k = 0 or alpha = 0 only scales C", "[plugins][compute]
   CHECK(c == std::vector<float>{0, 0, 0, 0});
 }
 
+TEST_CASE("gemm adds a bias, with relu, sums a bias gradient and reads C from c_in",
+          "[plugins][compute]") {
+  // A (3 x 2), B (2 x 2), ldc 3; A B = {{1, 2}, {-3, -4}, {3.5, 5}}.
+  const std::vector<float> a = {1, 0, 0, -1, 0.5f, 1}, b = {1, 2, 3, 4};
+  const std::vector<float> prior = {10, 20, -1, 30, 40, -1, 50, 60, -1};
+  const std::vector<float> bias = {0.5f, -1};
+  GemmArgs g;
+  g.m = 3;
+  g.n = 2;
+  g.k = 2;
+  g.a = a.data();
+  g.lda = 2;
+  g.b = b.data();
+  g.ldb = 2;
+  g.ldc = 3;
+  g.bias = bias.data();
+  std::vector<float> c(9, -1);
+  g.c = c.data();
+  g.epilogue = Epilogue::Bias;
+  gemm(hostDevice(), g);
+  CHECK(c == std::vector<float>{1.5f, 1, -1, -2.5f, -5, -1, 4, 4, -1});
+  g.epilogue = Epilogue::ReluBias;
+  gemm(hostDevice(), g);
+  CHECK(c == std::vector<float>{1.5f, 1, -1, 0, 0, -1, 4, 4, -1});
+  // c = prior - 0.5 A B out of place, and the column sums of B (4, 6).
+  std::vector<float> sums(2);
+  g.epilogue = Epilogue::BiasGrad;
+  g.bias_grad = sums.data();
+  g.alpha = -0.5f;
+  g.beta = 1;
+  g.c_in = prior.data();
+  gemm(hostDevice(), g);
+  CHECK(c == std::vector<float>{9.5f, 19, -1, 31.5f, 42, -1, 48.25f, 57.5f, -1});
+  CHECK(sums == std::vector<float>{4, 6});
+  CHECK(prior[0] == 10);
+  g.epilogue = Epilogue::Bias;
+  g.bias = nullptr;
+  CHECK_THROWS_WITH(gemm(hostDevice(), g), "gemm: epilogue bias without a bias vector");
+  g.epilogue = Epilogue::BiasGrad;
+  g.trans_b = Transpose::Yes;
+  CHECK_THROWS_WITH(gemm(hostDevice(), g), "gemm: epilogue bias_grad needs trans_b = No");
+}
+
 TEST_CASE("gemm refuses leading dimensions smaller than a row", "[plugins][compute]") {
   std::vector<float> x(16);
   GemmArgs g;

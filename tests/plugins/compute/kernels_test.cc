@@ -31,20 +31,33 @@ TEST_CASE("element-wise kernels and the deterministic sum", "[plugins][compute]"
   CHECK(total == -3.0f);  // 14285 cycles, then -3, -2, -1, 0, 1, 2
 }
 
-TEST_CASE("a layer's input gets the bias column and relu masks both ways", "[plugins][compute]") {
-  const std::vector<float> x = {1, 2, 3, 4, 5, 6};  // 2 x 3
-  std::vector<float> y(2 * 5, -9);                  // ld 5: cols 0..2, ones at 3, 4 untouched
-  copyWithOnes(kHost, x.data(), 2, 3, y.data(), 5);
-  CHECK(y == std::vector<float>{1, 2, 3, 1, -9, 4, 5, 6, 1, -9});
-  setColumn(kHost, y.data(), 2, 5, 4, 0.5f);
-  CHECK(y[4] == 0.5f);
-  CHECK(y[9] == 0.5f);
+TEST_CASE("bias with relu, column sums, matrix copies and relu masks", "[plugins][compute]") {
+  std::vector<float> z = {-1, 2, 7, 0.5f, -4, 7};  // 2 x 2 with ld 3 (column 2 untouched)
+  const std::vector<float> bias = {0.5f, 1};
+  addBias(kHost, z.data(), 2, 2, 3, bias.data(), false);
+  CHECK(z == std::vector<float>{-0.5f, 3, 7, 1, -3, 7});
+  addBias(kHost, z.data(), 2, 2, 3, bias.data(), true);
+  CHECK(z == std::vector<float>{0, 4, 7, 1.5f, 0, 7});
 
-  std::vector<float> z = {-1, 2, 0, -3, 4, 9};  // 2 x 2 with ld 3 (column 2 untouched)
-  relu(kHost, z.data(), 2, 2, 3);
-  CHECK(z == std::vector<float>{0, 2, 0, 0, 4, 9});
+  // 3 x 2 with ld 3: columns (1, 4, -2) and (2, 8, 0.5); column 2 is padding.
+  const std::vector<float> x = {1, 2, 99, 4, 8, 99, -2, 0.5f, 99};
+  std::vector<float> sums(2, -7);
+  columnSum(kHost, x.data(), 3, 2, 3, 1, nullptr, sums.data());
+  CHECK(sums == std::vector<float>{3, 10.5f});
+  columnSum(kHost, x.data(), 3, 2, 3, -0.5f, sums.data(), sums.data());  // in place
+  CHECK(sums == std::vector<float>{1.5f, 5.25f});
+  columnSum(kHost, x.data(), 0, 2, 3, 1, nullptr, sums.data());
+  CHECK(sums == std::vector<float>{0, 0});
+
+  std::vector<float> copy(2 * 4, -1);  // 2 x 2 of x into ld 4
+  copyMatrix(kHost, x.data() + 3, 3, copy.data(), 4, 2, 2);
+  CHECK(copy == std::vector<float>{4, 8, -1, -1, -2, 0.5f, -1, -1});
+
+  std::vector<float> a = {-1, 2, 0, -3, 4, 9};  // relu output, 2 x 2 with ld 3
+  relu(kHost, a.data(), 2, 2, 3);
+  CHECK(a == std::vector<float>{0, 2, 0, 0, 4, 9});
   std::vector<float> d = {10, 20, 30, 40};  // gradient at relu's output, ld 2
-  reluBackward(kHost, z.data(), 3, d.data(), 2, 2, 2);
+  reluBackward(kHost, a.data(), 3, d.data(), 2, 2, 2);
   CHECK(d == std::vector<float>{0, 20, 0, 40});
 }
 

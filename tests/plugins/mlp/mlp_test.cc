@@ -1,7 +1,8 @@
 // The mlp model in sessions on the test backend (cpu here; the _cuda variant on a GPU): its
 // declarations and options, its gradient and loss against a double-precision reference, the fused
-// train_step against grad + update, N ranks against the one-process run (uneven shares), bucketed
-// all-reduce against one all-reduce, rank-local metrics, bad labels, every update rule.
+// train_step against grad + update, every GEMM path and the sgd step inside the GEMMs against the
+// plain step, N ranks against the one-process run (uneven shares), bucketed all-reduce against
+// one all-reduce, rank-local metrics, bad labels, every update rule.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -55,16 +56,20 @@ void requireClose(const std::vector<float>& got, const std::vector<float>& want,
   }
 }
 
+// kSmall's data by default (6 features, 3 classes).
 struct Batches {
+  int64_t features;
   mlp_test::Samples samples;
   Data x, y;
-  Batches(Session& session, int64_t rows, unsigned seed)
-      : samples(makeSamples(rows, 6, 3, seed)),
-        x(session.data(Array::of<float>({rows, 6}, samples.x))),
+  Batches(Session& session, int64_t rows, unsigned seed, int64_t features_ = 6, int32_t classes = 3)
+      : features(features_),
+        samples(makeSamples(rows, features, classes, seed)),
+        x(session.data(Array::of<float>({rows, features}, samples.x))),
         y(session.data(Array::vector<int32_t>(samples.y))) {}
   Array xs(int64_t begin, int64_t end) const {
-    return Array::of<float>({end - begin, 6}, std::vector<float>(samples.x.begin() + begin * 6,
-                                                                 samples.x.begin() + end * 6));
+    return Array::of<float>({end - begin, features},
+                            std::vector<float>(samples.x.begin() + begin * features,
+                                               samples.x.begin() + end * features));
   }
   Array ys(int64_t begin, int64_t end) const {
     return Array::vector<int32_t>(
@@ -94,10 +99,11 @@ TEST_CASE("the mlp declares its variables, functions and options", "[plugins]") 
     }
     CHECK(sum_sq > 0);
   }
-  CHECK_THROWS_WITH(session.load(mlpFile(), {{"depth", "2"}}),
-                    Catch::EndsWith("model 'mlp' has no option 'depth' (valid options: inputs, "
-                                    "widths, classes, precision, optimizer, lr, momentum, eps, "
-                                    "seed, bucket_bytes, grad_reduce, cuda_graph)"));
+  CHECK_THROWS_WITH(
+      session.load(mlpFile(), {{"depth", "2"}}),
+      Catch::EndsWith("model 'mlp' has no option 'depth' (valid options: inputs, "
+                      "widths, classes, precision, optimizer, lr, momentum, eps, "
+                      "seed, bucket_bytes, grad_reduce, cuda_graph, gemm, fuse_update)"));
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"precision", "fp16"}}),
       Catch::Contains("option 'precision' is 'fp16'; choose one of fp32, tf32, bf16"));
@@ -156,10 +162,12 @@ TEST_CASE("train_step on 1, 2, 3 ranks gives the one-process parameters (uneven 
       CHECK(loss == Approx(loss_local).epsilon(1e-5));
     }
     const std::vector<float> want = params(local);
-    for (int r = 0; r < ranks; ++r) {
+    const std::vector<float> rank0 = params(distributed);
+    requireClose(rank0, want, 1e-5);
+    // Every rank applies the same update to the same all-reduced gradient: equal bits.
+    for (int r = 1; r < ranks; ++r) {
       INFO("rank " << r);
-      requireClose(session.getValue(r, {distributed.variable("params")}).at(0).toVector<float>(),
-                   want, 1e-5);
+      CHECK(session.getValue(r, {distributed.variable("params")}).at(0).toVector<float>() == rank0);
     }
   }
 }
@@ -185,6 +193,62 @@ TEST_CASE("train_step equals grad then update, and a graph replay equals eager s
   CHECK(params(fused) == params(split));
   CHECK(params(fused) == params(eager));
   CHECK(fused.variable("opt_step").getValue().as<int64_t>()[0] == 6);
+}
+
+// On cuda every GEMM path (cublasGemmEx with epilogue kernels, cuBLASLt with fused epilogues,
+// autotuned cuBLASLt) with and without SGD inside the weight-gradient GEMMs; on cpu the host GEMM
+// runs for every gemm option, and the fused update is checked all the same. The wide shape has
+// aligned widths and a K of 256-512 at 16 rows: on the GPU, shapes where cuBLASLt's heuristic and
+// tuning consider split-K algorithms (with beta = 1 in the fused step).
+TEST_CASE("every gemm path and the fused sgd update give the plain step's parameters",
+          "[plugins]") {
+  // Both shapes in one session: a process that initialised CUDA may not fork again, so a
+  // GENERATE here would fail its second pass on cuda.
+  Session session = test::forkForTest(1);
+  for (const bool wide : {false, true}) {
+    INFO((wide ? "256-512-384-10" : "6-5-4-3"));
+    const ModelOptions shape = wide ? ModelOptions{{"inputs", "256"},
+                                                   {"widths", "512,384"},
+                                                   {"classes", "10"},
+                                                   {"seed", "3"}}
+                                    : kSmall;
+    const ModelOptions options = with(shape, {{"optimizer", "sgd"}, {"lr", "0.1"}});
+    Model plain =
+        session.load(mlpFile(), with(options, {{"gemm", "cublas"}, {"fuse_update", "false"}}));
+    Batches data(session, 24, 9, wide ? 256 : 6, wide ? 10 : 3);
+    Function plain_step = session.function(plain, "train_step");
+    std::vector<Model> models;
+    std::vector<std::string> names;
+    for (const std::string gemm : {"cublas", "lt", "lt_tuned"}) {
+      for (const std::string fuse : {"true", "false"}) {
+        models.push_back(
+            session.load(mlpFile(), with(options, {{"gemm", gemm}, {"fuse_update", fuse}})));
+        names.push_back(gemm + (fuse == "true" ? " fused" : ""));
+      }
+    }
+    const std::vector<float> initial = params(plain);
+    const std::vector<float> grad_before = models[0].variable("grad").getValue().toVector<float>();
+    for (int k = 0; k < 5; ++k) {
+      const Selection batch = Selection::range(k % 2 * 8, k % 2 * 8 + 16);
+      const float want = plain_step({data.x, data.y}, {.batch = batch}).at(0).as<float>()[0];
+      for (size_t v = 0; v < models.size(); ++v) {
+        INFO(names[v] << ", step " << k);
+        const float loss =
+            session.function(models[v], "train_step")({data.x, data.y}, {.batch = batch})
+                .at(0)
+                .as<float>()[0];
+        CHECK(loss == Approx(want).epsilon(1e-5));
+      }
+    }
+    const std::vector<float> want = params(plain);
+    CHECK(want != initial);
+    for (size_t v = 0; v < models.size(); ++v) {
+      INFO(names[v]);
+      requireClose(params(models[v]), want, 1e-5);
+    }
+    // The fused step applies the gradient without storing it: `grad` is grad()'s alone.
+    CHECK(models[0].variable("grad").getValue().toVector<float>() == grad_before);
+  }
 }
 
 TEST_CASE("a bucketed all-reduce overlapping backward gives the plain step's parameters",

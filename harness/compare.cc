@@ -1,0 +1,277 @@
+#include "harness/compare.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include "harness/analysis.h"
+#include "harness/errors.h"
+#include "harness/report_data.h"
+
+namespace synk::harness {
+namespace {
+
+bool isRunId(const std::string& text) {
+  return !text.empty() && text.size() < 19 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+// The resolved-configuration lines that differ ("a -> b"), leaving out the compare thresholds
+// (they decide how runs are compared, not what was measured); at most three, then a count.
+std::string configDifference(const RunRecord& a, const RunRecord& b) {
+  const std::vector<std::string> left = lines(a.config_resolved), right = lines(b.config_resolved);
+  const std::set<std::string> in_left(left.begin(), left.end()),
+      in_right(right.begin(), right.end());
+  std::vector<std::string> differ;
+  for (const std::string& line : left)
+    if (!in_right.count(line) && line.rfind("compare.", 0) != 0) differ.push_back("-" + line);
+  for (const std::string& line : right)
+    if (!in_left.count(line) && line.rfind("compare.", 0) != 0) differ.push_back("+" + line);
+  if (differ.empty()) return a.experiment == b.experiment ? "the comparability keys differ" : "";
+  std::string out;
+  for (size_t i = 0; i < differ.size() && i < 3; ++i)
+    out += (i ? "; " : "") + differ[i];
+  if (differ.size() > 3) out += "; and " + std::to_string(differ.size() - 3) + " more";
+  return out;
+}
+
+std::string statusReason(const char* side, const PointRecord& p) {
+  return std::string(side) + " point " + p.status + (p.reason.empty() ? "" : ": " + p.reason);
+}
+
+const PointRecord* referencePoint(const std::vector<PointRecord>& points, const PointRecord& p) {
+  std::map<std::string, std::string> want = p.axes;
+  want["ranks"] = "1";
+  for (const PointRecord& q : points)
+    if (q.axes == want && q.status == "ok") return &q;
+  return nullptr;
+}
+
+// The speedup change of a compared train point against each run's 1-rank point.
+std::optional<ScalingCompare> scalingCompare(const Store& store, const RunCompare& rc,
+                                             const std::vector<PointRecord>& base_points,
+                                             const std::vector<PointRecord>& cand_points,
+                                             const PointCompare& row, const PointRecord& base,
+                                             const PointRecord& cand) {
+  const auto ranks_axis = row.axes.find("ranks");
+  if (rc.baseline.kind != "train" || ranks_axis == row.axes.end()) return std::nullopt;
+  const int ranks = std::atoi(ranks_axis->second.c_str());
+  const PointRecord* base_ref = referencePoint(base_points, base);
+  const PointRecord* cand_ref = referencePoint(cand_points, cand);
+  if (ranks <= 1 || !base_ref || !cand_ref) return std::nullopt;
+  const bool weak = runScaling(rc.baseline) == Scaling::Weak;
+  const ScalingSamples b{repetitionValues(store, *base_ref, "train"), row.baseline_values, ranks, 1,
+                         weak};
+  const ScalingSamples c{repetitionValues(store, *cand_ref, "train"), row.candidate_values, ranks,
+                         1, weak};
+  const auto enough = [&](const std::vector<double>& v) {
+    return int(v.size()) >= rc.thresholds.min_repetitions &&
+           std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  };
+  if (!enough(b.reference) || !enough(b.point) || !enough(c.reference) || !enough(c.point))
+    return std::nullopt;
+  BootstrapOptions options;
+  options.seed = seedFor(base.key, cand.key);
+  return ScalingCompare{ranks, scalingChange(b, c, rc.thresholds.min_change, options)};
+}
+
+}  // namespace
+
+int64_t resolveRunRef(const Store& store, const std::string& text) {
+  if (isRunId(text)) {
+    const int64_t id = std::atoll(text.c_str());
+    if (!store.run(id)) throw BadInput("no run " + text + " in " + store.path());
+    return id;
+  }
+  if (text == "latest") return resolveRunId(store, text);
+  if (const auto named = store.baseline(text)) return *named;
+  for (const RunRecord& run : store.runs())  // newest first
+    if (!text.empty() && run.tag == text) return run.id;
+  std::string known;
+  for (const auto& [name, run] : store.baselines())
+    known += (known.empty() ? "" : ", ") + name;
+  throw BadInput("'" + text + "' is no run id, baseline or tag in " + store.path() +
+                 (known.empty() ? " (no baselines named yet)" : " (baselines: " + known + ")"));
+}
+
+RegressionThresholds runThresholds(const RunRecord& run) {
+  RegressionThresholds t;
+  for (const std::string& line : lines(run.config_resolved)) {
+    const size_t eq = line.find(" = ");
+    if (line.rfind("compare.", 0) != 0 || eq == std::string::npos) continue;
+    const std::string key = line.substr(8, eq - 8);
+    const double value = std::atof(line.c_str() + eq + 3);
+    if (key == "min_change") t.min_change = value;
+    if (key == "noise_factor") t.noise_factor = value;
+    if (key == "q") t.q = value;
+    if (key == "min_repetitions") t.min_repetitions = int(value);
+  }
+  return t;
+}
+
+std::string machineDifference(const RunRecord& a, const RunRecord& b) {
+  std::string out;
+  auto field = [&](const char* name, const std::string& x, const std::string& y) {
+    if (x != y) out += (out.empty() ? "" : "; ") + std::string(name) + ": " + x + " vs " + y;
+  };
+  auto gpus = [](const RunRecord& r) {
+    return r.gpu_count ? std::to_string(r.gpu_count) + " x " + r.gpu_model : std::string("none");
+  };
+  field("cpu", a.cpu_model + " (" + std::to_string(a.cpu_cores) + " threads)",
+        b.cpu_model + " (" + std::to_string(b.cpu_cores) + " threads)");
+  field("memory", std::to_string((a.memory_bytes + (1 << 29)) >> 30) + " GiB",
+        std::to_string((b.memory_bytes + (1 << 29)) >> 30) + " GiB");
+  field("gpus", gpus(a), gpus(b));
+  field("driver", a.driver_version, b.driver_version);
+  field("cuda", a.cuda_version, b.cuda_version);
+  field("nccl", a.nccl_version, b.nccl_version);
+  field("build", a.build_type, b.build_type);
+  if (out.empty() && a.machine_key != b.machine_key) out = "machine keys differ";
+  return out;
+}
+
+std::string pointLabel(const std::map<std::string, std::string>& axes) {
+  std::string head, rest;
+  for (const auto& [name, value] : axes) {
+    if (name == "backend" || name == "benchmark")
+      head += (head.empty() ? "" : " ") + value;
+    else
+      rest += " " + name + "=" + value;
+  }
+  return head.empty() && !rest.empty() ? rest.substr(1) : head + rest;
+}
+
+std::vector<double> repetitionValues(const Store& store, const PointRecord& point,
+                                     const std::string& kind) {
+  const std::vector<SampleRecord> samples = store.samples(point.id);
+  if (kind == "collectives") return slowestRankRepetitionMedians(samples);
+  return summarizePoint(samples, store.repetitions(point.id)).repetition_medians;
+}
+
+int RunCompare::count(Verdict verdict) const {
+  return static_cast<int>(std::count_if(points.begin(), points.end(), [&](const PointCompare& p) {
+    return p.result.verdict == verdict;
+  }));
+}
+
+RunCompare compareRuns(const Store& store, int64_t baseline, int64_t candidate,
+                       const CompareOptions& options) {
+  RunCompare rc;
+  for (auto [id, record] :
+       {std::pair{baseline, &rc.baseline}, std::pair{candidate, &rc.candidate}}) {
+    std::optional<RunRecord> run = store.run(id);
+    if (!run) throw BadInput("no run " + std::to_string(id) + " in " + store.path());
+    *record = std::move(*run);
+  }
+  const RunRecord &b = rc.baseline, &c = rc.candidate;
+  if (b.kind != c.kind) {
+    throw BadInput("run " + std::to_string(b.id) + " is a " + b.kind + " run and run " +
+                   std::to_string(c.id) + " a " + c.kind + " run: nothing in them compares");
+  }
+  rc.baseline_status = effectiveStatus(b);
+  rc.candidate_status = effectiveStatus(c);
+  rc.thresholds = runThresholds(b);
+  if (options.min_change) rc.thresholds.min_change = *options.min_change;
+  if (options.noise_factor) rc.thresholds.noise_factor = *options.noise_factor;
+  if (options.q) rc.thresholds.q = *options.q;
+  if (options.min_repetitions) rc.thresholds.min_repetitions = *options.min_repetitions;
+  rc.thresholds.strict = options.strict;
+  rc.forced = options.force;
+
+  const std::string machines = machineDifference(b, c);
+  const char* consequence = options.force ? "compared anyway (--force)"
+                                          : "its points are incomparable (--force compares them)";
+  if (!machines.empty()) rc.notes.push_back("another machine: " + machines + "; " + consequence);
+  if (b.experiment != c.experiment) {
+    rc.notes.push_back("another experiment: " + b.experiment + " vs " + c.experiment + "; " +
+                       consequence);
+  }
+  for (const auto& [run, status, side] : {std::tuple{&b, &rc.baseline_status, "baseline"},
+                                          std::tuple{&c, &rc.candidate_status, "candidate"}}) {
+    if (*status == "complete") continue;
+    rc.incomplete = true;
+    rc.notes.push_back(std::string("the ") + side + " run " + std::to_string(run->id) + " is " +
+                       *status + (run->message.empty() ? "" : " (" + run->message + ")") +
+                       ": the compare is incomplete");
+  }
+
+  const std::vector<PointRecord> base_points = store.points(b.id), cand_points = store.points(c.id);
+  std::vector<std::pair<const PointRecord*, const PointRecord*>> pairs;
+  std::set<const PointRecord*> matched;
+  for (const PointRecord& p : base_points) {
+    const auto found = std::find_if(cand_points.begin(), cand_points.end(),
+                                    [&](const PointRecord& q) { return q.axes == p.axes; });
+    const PointRecord* q = found == cand_points.end() ? nullptr : &*found;
+    if (q) matched.insert(q);
+    pairs.push_back({&p, q});
+  }
+  for (const PointRecord& q : cand_points)
+    if (!matched.count(&q)) pairs.push_back({nullptr, &q});
+
+  std::vector<PointSamples> samples;
+  std::vector<std::pair<const PointRecord*, const PointRecord*>> listed;
+  for (const auto& [base, cand] : pairs) {
+    // A point skipped by plan (no GPU here, ...) where the other side did not measure it either.
+    const bool base_skip = !base || base->status == "skipped";
+    const bool cand_skip = !cand || cand->status == "skipped";
+    if (base_skip && cand_skip) {
+      ++rc.skipped_in_both;
+      continue;
+    }
+    PointCompare row;
+    row.axes = (base ? base : cand)->axes;
+    row.label = pointLabel(row.axes);
+    PointSamples s;
+    if (!cand) {
+      s.incomparable = "only in the baseline run";
+    } else if (!base) {
+      s.incomparable = "only in the candidate run";
+    } else if (base->status != "ok") {
+      s.incomparable = statusReason("baseline", *base);
+    } else if (cand->status != "ok") {
+      s.incomparable = statusReason("candidate", *cand);
+    } else if (base->key != cand->key && !options.force) {
+      s.incomparable = !machines.empty() ? "another machine"
+                                         : "another configuration: " + configDifference(b, c);
+    }
+    if (!cand || !base) rc.incomplete = true;
+    if (base) row.baseline_key = base->key;
+    if (cand) row.candidate_key = cand->key;
+    if (base && cand && s.incomparable.empty()) {
+      row.forced = base->key != cand->key;
+      row.baseline_values = s.baseline = repetitionValues(store, *base, b.kind);
+      row.candidate_values = s.candidate = repetitionValues(store, *cand, c.kind);
+    }
+    samples.push_back(std::move(s));
+    rc.points.push_back(std::move(row));
+    listed.push_back({base, cand});
+  }
+  const std::vector<PointComparison> results = comparePoints(samples, rc.thresholds);
+  for (size_t i = 0; i < results.size(); ++i) {
+    PointCompare& row = rc.points[i];
+    row.result = results[i];
+    if (row.result.verdict != Verdict::Incomparable)
+      row.scaling = scalingCompare(store, rc, base_points, cand_points, row, *listed[i].first,
+                                   *listed[i].second);
+  }
+  if (rc.skipped_in_both > 0) {
+    rc.notes.push_back(std::to_string(rc.skipped_in_both) +
+                       " point(s) skipped in both runs (not runnable on their machines)");
+  }
+  rc.exit_code = compareExit(results, options.fail_on_improvement);
+  if (rc.points.empty()) rc.notes.push_back("no point was measured in either run");
+  if (rc.exit_code == kExitOk && (rc.incomplete || rc.points.empty()))
+    rc.exit_code = kExitRunFailed;
+  return rc;
+}
+
+}  // namespace synk::harness
