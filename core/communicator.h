@@ -111,8 +111,8 @@ class Communicator {
 
   int rank_;
   int size_;
-  std::vector<size_t> offsets_;       // the last gather's offsets, reused across calls
-  std::vector<AllReduceArgs> list_;   // the last list's nonzero entries, reused across calls
+  std::vector<size_t> offsets_;      // the last gather's offsets, reused across calls
+  std::vector<AllReduceArgs> list_;  // the last list's nonzero entries, reused across calls
 };
 
 }  // namespace synk

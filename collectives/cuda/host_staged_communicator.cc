@@ -71,8 +71,7 @@ void HostStagedCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& wait
   device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
 }
 
-void HostStagedCommunicator::doAllReduceList(std::span<const AllReduceArgs> list,
-                                             Waiter& waiter) {
+void HostStagedCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
   list_args_.assign(list.begin(), list.end());
   stage(waiter, [&] {
     size_t total = 0;

@@ -116,16 +116,16 @@ void ShmCommunicator::expose(const char* what, std::span<Exposed> mine) {
 }
 
 template <typename Work>
-void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> mine,
-                          size_t slots, Work&& work) {
+void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> mine, size_t slots,
+                          Work&& work) {
   Barrier& barrier = group_.barrier();
   std::exception_ptr failure;
   try {
     expose(what, mine);
     locations_.resize(slots);
     for (size_t k = 0; k < slots; ++k) {
-      locations_[k] = k < mine.size() && mine[k].bytes > 0 ? *heap_.locate(mine[k].local)
-                                                           : ShmLocation{};
+      locations_[k] =
+          k < mine.size() && mine[k].bytes > 0 ? *heap_.locate(mine[k].local) : ShmLocation{};
     }
     publishLocations(barrier, locations_.data(), slots);
   } catch (...) {
@@ -186,8 +186,8 @@ void ShmCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   // One rank: the sum is the buffer itself and avg scales by 1.
   if (n_ == 1) return;
   const size_t elem = dtypeSize(args.dtype);
-  Exposed mine[1] = {{.user = args.buffer, .bytes = args.count * elem, .input = true,
-                      .output = true}};
+  Exposed mine[1] = {
+      {.user = args.buffer, .bytes = args.count * elem, .input = true, .output = true}};
   run("allReduce", waiter, mine, kSingleSlots, [&](const Peers& peers) {
     std::byte* buffers[kMaxRanks];
     for (int r = 0; r < n_; ++r)

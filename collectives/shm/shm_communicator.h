@@ -84,7 +84,7 @@ class ShmCommunicator final : public Communicator {
   int n_;
   std::vector<ShmLocation> locations_;  // what this rank publishes, reused across calls
   std::vector<std::byte*> peers_;       // n_ x slots, reused across calls
-  std::vector<Exposed> exposed_;   // a list collective's buffers, reused across calls
+  std::vector<Exposed> exposed_;        // a list collective's buffers, reused across calls
   // Heap memory that stands in for caller buffers outside the heap; grows, never shrinks.
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;

@@ -251,8 +251,7 @@ void runAllReduceList(RankContext& ctx, Communicator& comm, const ConformanceOpt
   for (size_t k = 0; k < entries.size(); ++k) {
     const ListEntry& e = entries[k];
     expectValues(
-        str(what, ": ", caseName("buffer", e.dtype, e.count), " #", k, " op ",
-            reduceOpName(e.op)),
+        str(what, ": ", caseName("buffer", e.dtype, e.count), " #", k, " op ", reduceOpName(e.op)),
         ctx, buffers[k]->download(), e.count,
         [&](size_t i) { return reduced(e.op, e.dtype, ctx.size(), i + k); },
         e.op == ReduceOp::Avg ? tolerance(e.dtype) : 0);
@@ -381,9 +380,9 @@ void checkAllReduceList(BackendFactory& factory, int n_ranks, const ConformanceO
         }
         runAllReduceList(ctx, comm, options, mixed);
         // Many small variables, the case the list exists for; then lists of one and of nothing.
-        runAllReduceList(ctx, comm, options,
-                         std::vector<ListEntry>(options.list_length,
-                                                {DType::Float32, ReduceOp::Sum, 4}));
+        runAllReduceList(
+            ctx, comm, options,
+            std::vector<ListEntry>(options.list_length, {DType::Float32, ReduceOp::Sum, 4}));
         runAllReduceList(ctx, comm, options, {{DType::Float64, ReduceOp::Max, 17}});
         runAllReduceList(ctx, comm, options, {{DType::Float32, ReduceOp::Sum, 0}});
         runAllReduceList(ctx, comm, options, {});
