@@ -28,6 +28,7 @@ class CudaBackendLoader final : public BackendFactory {
     BackendFactory* real = load();
     return real ? real->deviceCount() : 0;
   }
+  bool bindsDevices() const override { return true; }
 
   void checkBeforeFork() const override {
     if (BackendFactory* real = load()) real->checkBeforeFork();

@@ -24,26 +24,6 @@ size_t byteCount(int64_t elements, DType dtype);
 size_t rowBytes(const Shape& shape, DType dtype);
 std::string shapeString(const Shape& shape);  // "(100, 10)", "()" for a scalar
 
-template <typename T>
-constexpr DType dtypeOf() {
-  if constexpr (std::is_same_v<T, float>)
-    return DType::Float32;
-  else if constexpr (std::is_same_v<T, double>)
-    return DType::Float64;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return DType::Int32;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return DType::Int64;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return DType::UInt8;
-  else if constexpr (std::is_same_v<T, Half>)
-    return DType::Float16;
-  else if constexpr (std::is_same_v<T, BFloat16>)
-    return DType::BFloat16;
-  else
-    static_assert(sizeof(T) == 0, "not a synk element type");
-}
-
 class ArrayView {
  public:
   ArrayView() = default;

@@ -48,6 +48,10 @@ class BackendFactory {
   virtual bool isViable(std::string* why) const = 0;
   // Devices usable by ranks, counted without initialising CUDA in this process.
   virtual int deviceCount() const = 0;
+  // Whether each rank binds a device of its own (RankEnvironment::device_ordinal: a GPU). A
+  // backend on host memory (cpu) binds none: its ranks get no ordinals, may outnumber
+  // deviceCount(), and may be pinned to CPUs (ForkOptions::bind_cpus).
+  virtual bool bindsDevices() const = 0;
   // Called in the master before forking: throws UsageError if this process may not fork for this
   // backend (CUDA already initialised here).
   virtual void checkBeforeFork() const {}

@@ -1,10 +1,21 @@
 #pragma once
 // Minimal binary serialization for command payloads and barrier exchanges. Both ends are the same
-// binary (forked processes), so values are written in native layout; only trivially copyable
-// types, strings and vectors of them are supported.
+// binary (forked processes), so values are written in native layout: trivially copyable types,
+// strings, vectors and maps of anything writable, and structs that list their fields once:
+//
+//   struct CallInput {
+//     BlobRef blob; DType dtype; Shape shape;
+//     template <typename Io, typename Self>
+//     static void fields(Io& io, Self& self) { io(self.blob, self.dtype, self.shape); }
+//   };
+//   writer.write(input);  auto input = reader.read<CallInput>();
+//
+// The one list serves both directions (Self is const when writing), so what is written and what
+// is read cannot drift apart.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -13,8 +24,35 @@
 
 namespace synk {
 
+class ByteWriter;
+class ByteReader;
+
+namespace byte_io_detail {
+template <typename T>
+struct IsVector : std::false_type {};
+template <typename T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <typename T>
+struct IsMap : std::false_type {};
+template <typename K, typename V>
+struct IsMap<std::map<K, V>> : std::true_type {};
+}  // namespace byte_io_detail
+
+// A struct with a static fields(io, self) listing its members (see above).
+template <typename T>
+concept HasFields = requires(ByteWriter& out, const T& value) {
+  T::fields(out, value);
+};
+
 class ByteWriter {
  public:
+  // Any writable value (see the file comment); several in order with operator().
+  template <typename T>
+  void write(const T& value);
+  template <typename... T>
+  void operator()(const T&... values) {
+    (write(values), ...);
+  }
   template <typename T>
   void put(const T& value) {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -46,6 +84,20 @@ class ByteWriter {
 class ByteReader {
  public:
   ByteReader(const std::byte* data, size_t size) : data_(data), size_(size) {}
+
+  // What ByteWriter::write wrote; several in order with operator().
+  template <typename T>
+  void read(T& value);
+  template <typename T>
+  T read() {
+    T value{};
+    read(value);
+    return value;
+  }
+  template <typename... T>
+  void operator()(T&... values) {
+    (read(values), ...);
+  }
 
   template <typename T>
   T get() {
@@ -85,5 +137,59 @@ class ByteReader {
   size_t size_;
   size_t at_ = 0;
 };
+
+template <typename T>
+void ByteWriter::write(const T& value) {
+  if constexpr (HasFields<T>) {
+    T::fields(*this, value);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    putString(value);
+  } else if constexpr (byte_io_detail::IsVector<T>::value) {
+    using Element = typename T::value_type;
+    if constexpr (std::is_trivially_copyable_v<Element> && !HasFields<Element>) {
+      putVector(value);
+    } else {
+      put<uint64_t>(value.size());
+      for (const Element& element : value)
+        write(element);
+    }
+  } else if constexpr (byte_io_detail::IsMap<T>::value) {
+    put<uint64_t>(value.size());
+    for (const auto& [key, mapped] : value) {
+      write(key);
+      write(mapped);
+    }
+  } else {
+    put(value);
+  }
+}
+
+template <typename T>
+void ByteReader::read(T& value) {
+  if constexpr (HasFields<T>) {
+    T::fields(*this, value);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    value = getString();
+  } else if constexpr (byte_io_detail::IsVector<T>::value) {
+    using Element = typename T::value_type;
+    if constexpr (std::is_trivially_copyable_v<Element> && !HasFields<Element>) {
+      value = getVector<Element>();
+    } else {
+      value.resize(get<uint64_t>());
+      for (Element& element : value)
+        read(element);
+    }
+  } else if constexpr (byte_io_detail::IsMap<T>::value) {
+    value.clear();
+    const auto n = get<uint64_t>();
+    for (uint64_t i = 0; i < n; ++i) {
+      typename T::key_type key{};
+      read(key);
+      read(value[key]);
+    }
+  } else {
+    value = get<T>();
+  }
+}
 
 }  // namespace synk

@@ -151,7 +151,7 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
         str("function '", spec.name, "': num_slices must be >= 1, got ", options.num_slices));
   }
   if (options.num_slices > 1) {
-    const ModelSpec& mspec = modelState(b.model).spec();
+    const ModelSpec& mspec = models_.model(b.model).spec();
     for (size_t u = 0; u < b.update_vars.size(); ++u) {
       const VariableSpec& var = mspec.variables[b.update_vars[u]];
       checkCollectiveOp(b.update_ops[u], var.dtype,
@@ -199,11 +199,10 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
   request.num_slices = options.num_slices;
   request.wanted = wantedOutputs(spec, options.output_subset);
   ByteWriter payload;
-  request.write(payload);
-  results_.clear();
-  runCommand(Opcode::Call, payload, b.what);
-  if (options.output_subset.empty()) return std::move(results_);
-  return inSubsetOrder(spec, options.output_subset, results_);
+  payload.write(request);
+  std::vector<Array> outputs = runStep(Opcode::Call, payload, b.what).arrays;
+  if (options.output_subset.empty()) return outputs;
+  return inSubsetOrder(spec, options.output_subset, outputs);
 }
 
 }  // namespace synk::detail

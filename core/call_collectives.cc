@@ -2,7 +2,7 @@
 
 #include "core/communicator.h"
 #include "core/error.h"
-#include "core/session_core.h"
+#include "core/rank_resources.h"
 
 namespace synk::detail {
 
@@ -17,7 +17,7 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
   args.count = count;
   args.dtype = dtype;
   args.op = op;
-  core_.defaultCommunicator().allReduce(args, *waiter_);  // host-staged where ranks share a GPU
+  rank_.default_communicator->allReduce(args, *waiter_);  // host-staged where ranks share a GPU
 }
 
 }  // namespace synk::detail

@@ -13,11 +13,11 @@ class Waiter;
 
 namespace synk::detail {
 
-class SessionCore;
+struct RankResources;
 
 class InCallCollectives final : public CallCollectives {
  public:
-  explicit InCallCollectives(SessionCore& core) : core_(core) {}
+  explicit InCallCollectives(const RankResources& rank) : rank_(rank) {}
   void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) override;
 
   class Scope {
@@ -37,7 +37,7 @@ class InCallCollectives final : public CallCollectives {
   };
 
  private:
-  SessionCore& core_;
+  const RankResources& rank_;
   Waiter* waiter_ = nullptr;
   bool local_ = false;
 };

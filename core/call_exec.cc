@@ -14,18 +14,26 @@
 #include "core/error.h"
 #include "core/exchange.h"
 #include "core/host_kernels.h"
+#include "core/row_copy.h"
 
 namespace synk::detail {
 
-CallExecution::CallExecution(SessionCore& core, CallRequest request, Waiter& waiter)
-    : core_(core),
+StepResult CallHandler::run(ByteReader& payload, Waiter& waiter) {
+  CallExecution call(rank_, table_, collectives_, payload.read<CallRequest>(), waiter);
+  return call.run();
+}
+
+CallExecution::CallExecution(const RankResources& rank, ModelTable& table,
+                             InCallCollectives& collectives, CallRequest request, Waiter& waiter)
+    : rank_(rank),
+      collectives_(collectives),
       request_(std::move(request)),
       waiter_(waiter),
-      binding_(core.binding(request_.function)),
-      model_(core.modelState(binding_.model)),
+      binding_(table.binding(request_.function)),
+      model_(table.model(binding_.model)),
       spec_(model_.spec().functions[binding_.index]),
-      scratch_(core.scratch(request_.function)),
-      device_(core.device()) {
+      scratch_(table.scratch(request_.function)),
+      device_(*rank.device) {
   const size_t n_in = spec_.inputs.size(), n_out = spec_.outputs.size();
   scratch_.inputs.resize(n_in);
   scratch_.staging.resize(n_in);
@@ -36,7 +44,6 @@ CallExecution::CallExecution(SessionCore& core, CallRequest request, Waiter& wai
   scratch_.output_acc.resize(n_out);
   scratch_.gather_parts.resize(n_out);
   slice_shapes_.resize(n_out);
-  slice_allocated_.resize(n_out);
   acc_shapes_.resize(n_out);
   gather_part_shapes_.resize(n_out);
 }
@@ -45,8 +52,8 @@ std::string CallExecution::where() const {
   return str("function '", spec_.name, "'");
 }
 
-Status CallExecution::run() {
-  Status status;
+StepResult CallExecution::run() {
+  Status& status = result_.status;
   try {
     plan();
     computeSlices();
@@ -58,7 +65,7 @@ Status CallExecution::run() {
   for (const Shape& shape : acc_shapes_)
     mine.putVector(shape);
   offerInlineOutputs(mine, status.ok());
-  ExchangeResult all = exchange(core_.group().barrier(), waiter_, status.ok(), mine);
+  ExchangeResult all = exchange(rank_.barrier(), waiter_, status.ok(), mine);
   if (all.all_ok) {
     status = agree(all);
     if (status.ok()) {
@@ -70,13 +77,13 @@ Status CallExecution::run() {
   // step ends, or the master could overwrite a Data (or the next call its staging rows) before
   // the device has read them.
   if (host_reads_pending_) device_.synchronize(waiter_);
-  return status;
+  return std::move(result_);
 }
 
 // ---- 1. compute
 
 void CallExecution::plan() {
-  const int rank = core_.rank(), n = core_.size();
+  const int rank = rank_.rank, n = rank_.size;
   row_based_ = binding_.hasScatteredInputs() || binding_.hasSliceableReads();
   if (binding_.hasScatteredInputs()) {
     mine_ = splitRows(request_.batch_rows, n, rank);
@@ -159,29 +166,13 @@ void CallExecution::runSlice(const RowRange& local) {
     frame.updates.push_back({scratch_.update_slice[u].data(), var.dtype, var.shape});
   }
   frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
-  std::fill(slice_allocated_.begin(), slice_allocated_.end(), false);
   slice_index_ = static_cast<int>(slice_count_++);
-  {
-    InCallCollectives::Scope collectives(core_.callCollectives(), waiter_);
-    model_.instance->call(frame);
-  }
-  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-    if (!slice_allocated_[o] && request_.wants(o)) {
-      throw PluginError(str(where(), " of model '", model_.spec().name,
-                            "' returned without producing output '", spec_.outputs[o].name, "'"));
-    }
-  }
+  InCallCollectives::Scope collectives(collectives_, waiter_);
+  model_.instance->call(frame);
 }
 
 void* CallExecution::allocateOutput(int index, const Shape& shape) {
-  if (index < 0 || static_cast<size_t>(index) >= spec_.outputs.size()) {
-    throw PluginError(str(where(), " asked for output #", index, " of ", spec_.outputs.size()));
-  }
   const TensorSpec& out = spec_.outputs[static_cast<size_t>(index)];
-  if (static_cast<int>(shape.size()) != out.ndim) {
-    throw PluginError(str(where(), " output '", out.name, "' declared with ndim ", out.ndim,
-                          " was produced with shape ", shapeString(shape)));
-  }
   const size_t bytes = std::max<size_t>(numElements(shape) * dtypeSize(out.dtype), 1);
   DeviceBuffer* buffer = &scratch_.output_slice[static_cast<size_t>(index)];
   if (binding_.output_ops[static_cast<size_t>(index)] == ReduceOp::Gather) {
@@ -191,7 +182,6 @@ void* CallExecution::allocateOutput(int index, const Shape& shape) {
   }
   buffer->reserve(device_, bytes);
   slice_shapes_[static_cast<size_t>(index)] = shape;
-  slice_allocated_[static_cast<size_t>(index)] = true;
   return buffer->data();
 }
 
@@ -248,7 +238,7 @@ void CallExecution::combine(DeviceBuffer& acc, DeviceBuffer& slice, int64_t coun
 std::byte* CallExecution::residentCopy(const CallInput& in) {
   bool copied = false;
   const size_t bytes = static_cast<size_t>(numElements(in.shape)) * dtypeSize(in.dtype);
-  std::byte* base = core_.blobs().deviceCopy(in.blob, in.version, bytes, copied);
+  std::byte* base = rank_.blobs->deviceCopy(in.blob, in.version, bytes, copied);
   host_reads_pending_ = host_reads_pending_ || copied;
   return base;
 }
@@ -280,43 +270,26 @@ TensorRef CallExecution::scatteredInput(size_t i, const RowRange& local) {
   if (in.device_resident && !device_.isHost()) return residentInput(i, local);
   Shape shape = in.shape;
   shape[0] = local.size();
-  const size_t row_bytes = rowBytes(in.shape, in.dtype);
-  const size_t bytes = static_cast<size_t>(local.size()) * row_bytes;
   if (local.size() == 0) {  // zero rows: a valid pointer, no row of the Data is touched
     scratch_.inputs[i].reserve(device_, 1);
     return {scratch_.inputs[i].data(), in.dtype, shape};
   }
-  std::byte* base = core_.blobs().attach(in.blob);
   // Positions in the batch -> rows of this input (minibatch data counts from the batch's first).
-  const int64_t p0 = mine_.begin + local.begin;
-  const int64_t offset = in.minibatch ? request_.batch.first() : 0;
-  if (request_.batch.isContiguous()) {
-    std::byte* rows = base + static_cast<size_t>(request_.batch.rowAt(p0) - offset) * row_bytes;
-    if (device_.isHost()) return {rows, in.dtype, shape};  // zero copy: ranks read shm directly
+  const RowSource rows{rank_.blobs->attach(in.blob),
+                       rowBytes(in.shape, in.dtype),
+                       &request_.batch,
+                       mine_.begin + local.begin,
+                       local.size(),
+                       in.minibatch ? request_.batch.first() : 0};
+  if (device_.isHost() && rows.contiguous()) {  // zero copy: ranks read shm directly
+    return {const_cast<std::byte*>(rows.rows()), in.dtype, shape};
+  }
+  // Otherwise copied; an index list is gathered by every rank for its own rows, in parallel.
+  scratch_.inputs[i].reserve(device_, std::max<size_t>(rows.bytes(), 1));
+  if (copyRows(device_, *rank_.heap, scratch_.staging[i], scratch_.inputs[i].data(), rows)) {
     host_reads_pending_ = true;
-    scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
-    device_.copy(scratch_.inputs[i].data(), rows, bytes, CopyKind::HostToDevice);
-    return {scratch_.inputs[i].data(), in.dtype, shape};
+    staged_ = staged_ || !rows.contiguous();
   }
-  // An index list: every rank gathers its own rows on the host, in parallel with the others.
-  std::byte* gathered;
-  if (device_.isHost()) {
-    scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
-    gathered = static_cast<std::byte*>(scratch_.inputs[i].data());
-  } else {
-    scratch_.staging[i].reserve(core_.heap(), std::max<size_t>(bytes, 1));
-    gathered = static_cast<std::byte*>(scratch_.staging[i].data());
-    staged_ = true;
-    host_reads_pending_ = true;
-  }
-  for (int64_t k = 0; k < local.size(); ++k) {
-    const int64_t row = request_.batch.rowAt(p0 + k) - offset;
-    std::memcpy(gathered + static_cast<size_t>(k) * row_bytes,
-                base + static_cast<size_t>(row) * row_bytes, row_bytes);
-  }
-  if (device_.isHost()) return {gathered, in.dtype, shape};
-  scratch_.inputs[i].reserve(device_, std::max<size_t>(bytes, 1));
-  device_.copy(scratch_.inputs[i].data(), gathered, bytes, CopyKind::HostToDevice);
   return {scratch_.inputs[i].data(), in.dtype, shape};
 }
 
@@ -330,7 +303,7 @@ void CallExecution::prepareBroadcastInputs() {
       broadcast_inputs_[i] = {residentCopy(in), in.dtype, in.shape};
       continue;
     }
-    std::byte* base = bytes ? core_.blobs().attach(in.blob) : nullptr;
+    std::byte* base = bytes ? rank_.blobs->attach(in.blob) : nullptr;
     if (device_.isHost()) {
       broadcast_inputs_[i] = {base, in.dtype, in.shape};
       continue;
@@ -389,7 +362,7 @@ Array CallExecution::reduceInline(size_t o) {
   const auto count = static_cast<size_t>(numElements(shape));
   Array result(dtype, shape);
   Array part(dtype, shape);
-  for (int r = 0; r < core_.size(); ++r) {
+  for (int r = 0; r < rank_.size; ++r) {
     if (!contributes_[r]) {
       host::fillIdentity(part.data(), count, dtype, op);
     } else {
@@ -408,7 +381,7 @@ Array CallExecution::reduceInline(size_t o) {
 // ---- 2. agree
 
 Status CallExecution::agree(ExchangeResult& all) {
-  const int n = core_.size();
+  const int n = rank_.size;
   all_rows_.assign(n, 0);
   all_shapes_.assign(n, std::vector<Shape>(spec_.outputs.size()));
   for (int r = 0; r < n; ++r) {
@@ -422,8 +395,8 @@ Status CallExecution::agree(ExchangeResult& all) {
   for (int r = 0; r < n; ++r)
     inline_ = all.from[r].get<uint8_t>() != 0 && inline_;
   // Only the master reduces them; the others have no use for a copy.
-  if (inline_ && core_.isMaster()) inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size()));
-  for (int r = 0; inline_ && core_.isMaster() && r < n; ++r) {
+  if (inline_ && rank_.isMaster()) inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size()));
+  for (int r = 0; inline_ && rank_.isMaster() && r < n; ++r) {
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       if (!inlineable(o)) continue;
       const size_t bytes =
@@ -491,10 +464,10 @@ void CallExecution::applyUpdates() {
 }
 
 void CallExecution::reduceOutputs() {
-  Communicator& comm = core_.defaultCommunicator();
-  const bool master = core_.isMaster();
-  const int root = core_.masterRank();
-  std::vector<Array>& results = core_.results();
+  Communicator& comm = *rank_.default_communicator;
+  const bool master = rank_.isMaster();
+  const int root = rank_.master_rank;
+  std::vector<Array>& results = result_.arrays;
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     if (!request_.wants(o)) continue;
     const ReduceOp op = binding_.output_ops[o];
@@ -514,11 +487,11 @@ void CallExecution::reduceOutputs() {
     const Shape& shape = agreed_shapes_[o];
     const auto count = static_cast<size_t>(numElements(shape));
     DeviceBuffer& acc = scratch_.output_acc[o];
-    if (!contributes_[core_.rank()]) {
+    if (!contributes_[rank_.rank]) {
       acc.reserve(device_, std::max<size_t>(count * dtypeSize(dtype), 1));
       device_.fillIdentity(acc.data(), count, dtype, op);
     } else if (op == ReduceOp::Avg) {
-      device_.scale(acc.data(), count, dtype, avgShare(core_.rank()));
+      device_.scale(acc.data(), count, dtype, avgShare(rank_.rank));
     }
     ReduceArgs args;
     args.send = acc.data();
@@ -552,14 +525,14 @@ void CallExecution::gatherOutput(size_t o, Communicator& comm) {
   // Every rank's row count (from the agreed shapes) gives the variable-length gather's counts.
   GatherArgs args;
   int64_t total = 0;
-  for (int r = 0; r < core_.size(); ++r) {
+  for (int r = 0; r < rank_.size; ++r) {
     const int64_t rows = contributes_[r] && !all_shapes_[r][o].empty() ? all_shapes_[r][o][0] : 0;
     args.counts.push_back(static_cast<size_t>(rows * row_elems));
     total += rows;
   }
   Shape result_shape = ref;
   result_shape[0] = total;
-  const bool master = core_.isMaster();
+  const bool master = rank_.isMaster();
   if (master) {
     scratch_.result.reserve(device_,
                             std::max<size_t>(static_cast<size_t>(total * row_elems) * esize, 1));
@@ -567,20 +540,15 @@ void CallExecution::gatherOutput(size_t o, Communicator& comm) {
   args.send = acc.data();
   args.recv = master ? scratch_.result.data() : nullptr;
   args.dtype = dtype;
-  args.root = core_.masterRank();
+  args.root = rank_.master_rank;
   comm.gather(args, waiter_);
-  if (master) core_.results().push_back(toHost(scratch_.result, dtype, result_shape));
+  if (master) result_.arrays.push_back(toHost(scratch_.result, dtype, result_shape));
 }
 
 Array CallExecution::toHost(const DeviceBuffer& buffer, DType dtype, const Shape& shape) {
   Array out(dtype, shape);
   if (out.bytes()) device_.copy(out.data(), buffer.data(), out.bytes(), CopyKind::DeviceToHost);
   return out;
-}
-
-Status SessionCore::executeCall(ByteReader& in, Waiter& waiter) {
-  CallExecution call(*this, CallRequest::read(in), waiter);
-  return call.run();
 }
 
 }  // namespace synk::detail

@@ -3,25 +3,45 @@
 #include <string>
 #include <vector>
 
+#include "core/call_collectives.h"
 #include "core/call_request.h"
 #include "core/exchange.h"
-#include "core/session_core.h"
+#include "core/model_table.h"
+#include "core/rank_resources.h"
+#include "core/step_runner.h"
 
 namespace synk::detail {
 
+// The call step's handler: one CallExecution per call.
+class CallHandler final : public StepHandler {
+ public:
+  CallHandler(const RankResources& rank, ModelTable& table, InCallCollectives& collectives)
+      : rank_(rank), table_(table), collectives_(collectives) {}
+  StepResult run(ByteReader& payload, Waiter& waiter) override;
+
+ private:
+  const RankResources& rank_;
+  ModelTable& table_;
+  InCallCollectives& collectives_;
+};
+
 class CallExecution {
  public:
-  CallExecution(SessionCore& core, CallRequest request, Waiter& waiter);
-  Status run();
+  CallExecution(const RankResources& rank, ModelTable& table, InCallCollectives& collectives,
+                CallRequest request, Waiter& waiter);
+  // The status every rank agreed on, and on the master the outputs (declaration order).
+  StepResult run();
 
-  // CallFrame::output of the running slice.
+  // CallFrame::allocate of the running slice (CallFrame::output has checked the request).
   void* allocateOutput(int index, const Shape& shape);
 
  private:
   class Frame final : public CallFrame {
    public:
-    explicit Frame(CallExecution& call) : call_(call) {}
-    void* output(int index, const Shape& shape) override {
+    explicit Frame(CallExecution& call) : CallFrame(call.spec_.outputs), call_(call) {}
+
+   protected:
+    void* allocate(int index, const Shape& shape) override {
       return call_.allocateOutput(index, shape);
     }
 
@@ -58,7 +78,8 @@ class CallExecution {
   void gatherOutput(size_t o, Communicator& comm);
   Array toHost(const DeviceBuffer& buffer, DType dtype, const Shape& shape);
 
-  SessionCore& core_;
+  const RankResources& rank_;
+  InCallCollectives& collectives_;
   CallRequest request_;
   Waiter& waiter_;
   const FunctionBinding& binding_;
@@ -66,6 +87,7 @@ class CallExecution {
   const FunctionSpec& spec_;
   FunctionScratch& scratch_;
   Device& device_;
+  StepResult result_;
 
   // This rank's share: positions [mine_.begin, mine_.end) of the batch (scattered inputs), or
   // rows_ rows of the sliceable variables, split into slices_ slices.
@@ -83,7 +105,6 @@ class CallExecution {
   std::vector<TensorRef> broadcast_inputs_;
   std::vector<int64_t> resident_rows_;  // source rows of an index batch, for gatherRows
   std::vector<Shape> slice_shapes_;
-  std::vector<bool> slice_allocated_;
   std::vector<Shape> acc_shapes_;
   std::vector<std::vector<Shape>> gather_part_shapes_;
 

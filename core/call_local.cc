@@ -7,29 +7,21 @@
 namespace synk::detail {
 namespace {
 
+// Outputs the model asks for (CallFrame::output has checked each request).
 class LocalFrame final : public CallFrame {
  public:
   LocalFrame(Device& device, const FunctionSpec& spec)
-      : device_(device),
+      : CallFrame(spec.outputs),
+        device_(device),
         spec_(spec),
         outputs_(spec.outputs.size()),
-        shapes_(spec.outputs.size()),
-        produced_(spec.outputs.size(), false) {}
+        shapes_(spec.outputs.size()) {}
 
-  void* output(int index, const Shape& shape) override {
-    if (index < 0 || static_cast<size_t>(index) >= spec_.outputs.size()) {
-      throw PluginError(str("function '", spec_.name, "' asked for output #", index));
-    }
+  void* allocate(int index, const Shape& shape) override {
     const TensorSpec& out = spec_.outputs[static_cast<size_t>(index)];
-    if (static_cast<int>(shape.size()) != out.ndim) {
-      throw PluginError(str("function '", spec_.name, "' output '", out.name,
-                            "' declared with ndim ", out.ndim, " was produced with shape ",
-                            shapeString(shape)));
-    }
     outputs_[index].reserve(device_,
                             std::max<size_t>(numElements(shape) * dtypeSize(out.dtype), 1));
     shapes_[index] = shape;
-    produced_[index] = true;
     return outputs_[index].data();
   }
 
@@ -37,7 +29,6 @@ class LocalFrame final : public CallFrame {
   const FunctionSpec& spec_;
   std::vector<DeviceBuffer> outputs_;
   std::vector<Shape> shapes_;
-  std::vector<bool> produced_;
 };
 
 }  // namespace
@@ -45,13 +36,13 @@ class LocalFrame final : public CallFrame {
 std::vector<Array> SessionCore::callLocal(uint32_t id, const std::vector<ArrayView>& inputs) {
   ensureOpen();
   const FunctionBinding& b = binding(id);
-  ModelState& model = modelState(b.model);
+  ModelState& model = models_.model(b.model);
   const FunctionSpec& spec = functionSpec(id);
   if (inputs.size() != spec.inputs.size()) {
     throw InvalidArgument(str("function '", spec.name, "' takes ", spec.inputs.size(),
                               " input(s), got ", inputs.size()));
   }
-  Device& dev = device();
+  Device& dev = *rank_.device;
   LocalFrame frame(dev, spec);
   frame.function = static_cast<int>(b.index);
   std::vector<Array> converted;
@@ -77,14 +68,8 @@ std::vector<Array> SessionCore::callLocal(uint32_t id, const std::vector<ArrayVi
     frame.updates.push_back({updates[u].data(), var.dtype, var.shape});
   }
   {
-    InCallCollectives::Scope collectives(callCollectives());
+    InCallCollectives::Scope collectives(call_collectives_);
     model.instance->call(frame);
-  }
-  for (size_t o = 0; o < spec.outputs.size(); ++o) {
-    if (!frame.produced_[o]) {
-      throw PluginError(str("function '", spec.name, "' returned without producing output '",
-                            spec.outputs[o].name, "'"));
-    }
   }
   for (size_t u = 0; u < b.update_vars.size(); ++u) {
     model.variables[b.update_vars[u]].buffer.swap(updates[u]);

@@ -18,8 +18,10 @@ struct CallInput {
   uint8_t device_resident = 0;
   uint64_t version = 0;  // of a device-resident Data: the ranks' copies follow it
 
-  void write(ByteWriter& out) const;
-  static CallInput read(ByteReader& in);
+  template <typename Io, typename Self>
+  static void fields(Io& io, Self& self) {
+    io(self.blob, self.dtype, self.shape, self.minibatch, self.device_resident, self.version);
+  }
 };
 
 struct CallRequest {
@@ -34,10 +36,16 @@ struct CallRequest {
   bool wants(size_t output) const { return wanted.empty() || wanted[output] != 0; }
 
   // The batch_s selection of `rank` (All when none was given).
-  Selection batchS(int rank) const;
+  Selection batchS(int rank) const {
+    if (batch_s.empty()) return Selection::all();
+    return batch_s.size() == 1 ? batch_s[0] : batch_s[static_cast<size_t>(rank)];
+  }
 
-  void write(ByteWriter& out) const;
-  static CallRequest read(ByteReader& in);
+  template <typename Io, typename Self>
+  static void fields(Io& io, Self& self) {
+    io(self.function, self.inputs, self.batch, self.batch_s, self.num_slices, self.batch_rows,
+       self.wanted);
+  }
 };
 
 }  // namespace synk::detail

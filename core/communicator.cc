@@ -4,20 +4,75 @@
 
 namespace synk {
 
-void checkRoot(int root, int n_ranks, std::string_view what) {
-  if (root < 0 || root >= n_ranks) {
-    throw InvalidArgument(str(what, ": root ", root, " is not a rank of ", n_ranks));
+void Communicator::checkRoot(int root, const char* what) const {
+  if (root < 0 || root >= size_) {
+    throw InvalidArgument(str(name(), " ", what, ": root ", root, " is not a rank of ", size_));
   }
 }
 
-void partOffsets(const std::vector<size_t>& counts, int n_ranks, std::string_view what,
-                 std::vector<size_t>& offsets) {
-  if (static_cast<int>(counts.size()) != n_ranks) {
-    throw InvalidArgument(str(what, ": ", counts.size(), " counts given for ", n_ranks, " ranks"));
+size_t Communicator::partOffsets(const std::vector<size_t>& counts, const char* what) {
+  if (static_cast<int>(counts.size()) != size_) {
+    throw InvalidArgument(
+        str(name(), " ", what, ": ", counts.size(), " counts given for ", size_, " ranks"));
   }
-  offsets.assign(1, 0);
+  offsets_.assign(1, 0);
   for (const size_t count : counts)
-    offsets.push_back(offsets.back() + count);
+    offsets_.push_back(offsets_.back() + count);
+  return offsets_.back();
+}
+
+// Messages are built only when something is refused: these run on the step path.
+
+void Communicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
+  if (!isCollectiveOp(args.op, args.dtype)) {
+    checkCollectiveOp(args.op, args.dtype, str(name(), " all_reduce"));
+  }
+  if (args.count == 0) return;  // every rank has the same count: all return together
+  doAllReduce(args, waiter);
+}
+
+void Communicator::allReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
+  list_.clear();
+  for (const AllReduceArgs& args : list) {
+    if (!isCollectiveOp(args.op, args.dtype)) {
+      checkCollectiveOp(args.op, args.dtype, str(name(), " all_reduce"));
+    }
+    if (args.count > 0) list_.push_back(args);
+  }
+  if (list_.empty()) return;
+  if (list_.size() == 1) return doAllReduce(list_[0], waiter);
+  doAllReduceList(list_, waiter);
+}
+
+void Communicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
+  for (const AllReduceArgs& args : list)
+    doAllReduce(args, waiter);
+}
+
+void Communicator::reduce(const ReduceArgs& args, Waiter& waiter) {
+  if (!isCollectiveOp(args.op, args.dtype)) {
+    checkCollectiveOp(args.op, args.dtype, str(name(), " reduce"));
+  }
+  checkRoot(args.root, "reduce");
+  if (args.count == 0) return;
+  doReduce(args, waiter);
+}
+
+void Communicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
+  checkRoot(args.root, "broadcast");
+  if (args.count == 0) return;
+  doBroadcast(args, waiter);
+}
+
+void Communicator::gather(const GatherArgs& args, Waiter& waiter) {
+  checkRoot(args.root, "gather");
+  if (partOffsets(args.counts, "gather") == 0) return;
+  doGather(args, offsets_, waiter);
+}
+
+void Communicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
+  if (partOffsets(args.counts, "all_gather") == 0) return;
+  doAllGather(args, offsets_, waiter);
 }
 
 }  // namespace synk

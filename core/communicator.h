@@ -11,7 +11,7 @@
 // Device::copy or synchronize observes its result. Busbw factors and algorithms are documented
 // in collectives/README.md.
 #include <cstddef>
-#include <string_view>
+#include <span>
 #include <vector>
 
 #include "core/dtype.h"
@@ -61,25 +61,58 @@ struct AllGatherArgs {
   DType dtype = DType::Float32;
 };
 
-// Argument checks every communicator applies alike (`what` names the backend and operation,
-// "nccl gather"): InvalidArgument on every rank before anything moves.
-void checkRoot(int root, int n_ranks, std::string_view what);
-// Fills `offsets` (reused by the caller across calls) with each rank's element offset in a
-// gather result, plus the total as the last entry; `counts` must hold one count per rank.
-void partOffsets(const std::vector<size_t>& counts, int n_ranks, std::string_view what,
-                 std::vector<size_t>& offsets);
-
+// The interface every backend's collectives implement. Callers use the public, non-virtual entry
+// points: they check what every rank shares once, for every backend (op valid for the dtype, root
+// in range, one count per rank), throwing InvalidArgument on every rank before anything moves,
+// return at once when there is nothing to move (count 0; gathers: no element anywhere), and only
+// then call the backend's do...() with arguments it may trust. Adding a collective: see
+// collectives/README.md.
 class Communicator {
  public:
   virtual ~Communicator() = default;
   // "shm", "nccl", "host-staged"
   virtual const char* name() const = 0;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
 
-  virtual void allReduce(const AllReduceArgs& args, Waiter& waiter) = 0;
-  virtual void reduce(const ReduceArgs& args, Waiter& waiter) = 0;
-  virtual void broadcast(const BroadcastArgs& args, Waiter& waiter) = 0;
-  virtual void gather(const GatherArgs& args, Waiter& waiter) = 0;
-  virtual void allGather(const AllGatherArgs& args, Waiter& waiter) = 0;
+  void allReduce(const AllReduceArgs& args, Waiter& waiter);
+  // Every buffer of the list all-reduced in one collective (k shared variables: one NCCL group,
+  // one barrier pair on shared memory), each with its own count, dtype and op. The same as
+  // calling allReduce for each in order, only cheaper.
+  void allReduceList(std::span<const AllReduceArgs> list, Waiter& waiter);
+  void reduce(const ReduceArgs& args, Waiter& waiter);
+  void broadcast(const BroadcastArgs& args, Waiter& waiter);
+  void gather(const GatherArgs& args, Waiter& waiter);
+  void allGather(const AllGatherArgs& args, Waiter& waiter);
+
+ protected:
+  Communicator(int rank, int n_ranks) : rank_(rank), size_(n_ranks) {}
+
+  // count > 0, op valid for the dtype.
+  virtual void doAllReduce(const AllReduceArgs& args, Waiter& waiter) = 0;
+  // At least one entry, every count > 0, every op valid. The default calls doAllReduce for
+  // each entry in turn.
+  virtual void doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter);
+  // count > 0, op valid, root a rank.
+  virtual void doReduce(const ReduceArgs& args, Waiter& waiter) = 0;
+  // count > 0, root a rank.
+  virtual void doBroadcast(const BroadcastArgs& args, Waiter& waiter) = 0;
+  // offsets[r]: rank r's element offset in the result, offsets[size()] the total (> 0); root a
+  // rank; one count per rank.
+  virtual void doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                        Waiter& waiter) = 0;
+  virtual void doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
+                           Waiter& waiter) = 0;
+
+ private:
+  void checkRoot(int root, const char* what) const;
+  // Fills offsets_ from counts (checked: one per rank); returns the total.
+  size_t partOffsets(const std::vector<size_t>& counts, const char* what);
+
+  int rank_;
+  int size_;
+  std::vector<size_t> offsets_;      // the last gather's offsets, reused across calls
+  std::vector<AllReduceArgs> list_;  // the last list's nonzero entries, reused across calls
 };
 
 }  // namespace synk

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/element_types.h"
+
 namespace synk {
 
 enum class DType : int32_t {
@@ -29,21 +31,15 @@ bool isFloating(DType dtype);
 // as in numpy). Used by Data::setValue without force_cast.
 bool canCastSafely(DType from, DType to);
 
-// IEEE binary16 and bfloat16 conversions, round-to-nearest-even.
-float halfToFloat(uint16_t bits);
-uint16_t floatToHalf(float value);
-float bfloat16ToFloat(uint16_t bits);
-uint16_t floatToBFloat16(float value);
+// The element types (Half, BFloat16), their conversions to and from float
+// (halfToFloat, floatToHalf, bfloat16ToFloat, floatToBFloat16) and the dtype of a C++ type are in
+// core/element_types.h, which the plugin SDK shares.
+template <typename T>
+constexpr DType dtypeOf() {
+  return static_cast<DType>(dtypeCode<T>());
+}
 
-// Calls fn(T{}) with the C++ storage type of dtype. float16/bfloat16 are stored as uint16_t
-// wrappers (Half, BFloat16) so templates can tell them apart from integers.
-struct Half {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
-
+// Calls fn(T{}) with the C++ storage type of dtype (Half, BFloat16 for the 16-bit floats).
 template <typename Fn>
 decltype(auto) visitDType(DType dtype, Fn&& fn);
 

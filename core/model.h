@@ -75,7 +75,14 @@ struct TensorRef {
 // One invocation of a function on one rank's slice.
 class CallFrame {
  public:
+  // `outputs`: the function's declared outputs (FunctionSpec::outputs), which output() checks
+  // requests against; they must outlive the frame.
+  explicit CallFrame(const std::vector<TensorSpec>& outputs)
+      : declared_(&outputs), allocated_(outputs.size(), 0) {}
   virtual ~CallFrame() = default;
+  CallFrame(const CallFrame&) = delete;
+  CallFrame& operator=(const CallFrame&) = delete;
+
   int function = 0;                // index into ModelSpec::functions
   std::vector<TensorRef> inputs;   // in FunctionSpec::inputs order (scattered rows or whole)
   std::vector<TensorRef> reads;    // in FunctionSpec::reads order (sliceable ones sliced)
@@ -83,9 +90,26 @@ class CallFrame {
   // Per output (FunctionSpec::outputs order): 0 = the caller does not use it, so it need not be
   // produced; nullptr = every output is used.
   const uint8_t* wanted_outputs = nullptr;
-  // Allocates output `index` (FunctionSpec::outputs order) with `shape` in device memory and
-  // returns where to write it. The dtype and ndim are the declared ones.
-  virtual void* output(int index, const Shape& shape) = 0;
+
+  // Allocates output `index` (FunctionSpec::outputs order) with the `ndim` dimensions at `dims`
+  // in device memory and returns where to write it; the dtype is the declared one. The one place
+  // a model's request is checked (every model, through the plugin ABI or not): an index past the
+  // outputs, a second request for one output, another ndim than declared, a missing shape or a
+  // negative dimension throw InvalidArgument naming the output.
+  void* output(size_t index, int ndim, const int64_t* dims);
+  void* output(size_t index, const Shape& shape) {
+    return output(index, static_cast<int>(shape.size()), shape.data());
+  }
+  // Whether output `index` was allocated in this call.
+  bool allocated(size_t index) const { return allocated_.at(index) != 0; }
+
+ protected:
+  // The memory of a checked request; called at most once per output.
+  virtual void* allocate(int index, const Shape& shape) = 0;
+
+ private:
+  const std::vector<TensorSpec>* declared_;
+  std::vector<uint8_t> allocated_;
 };
 
 // Collectives a model may run during one of its calls, served by the session: on the host device

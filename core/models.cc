@@ -1,10 +1,8 @@
-// Models, function bindings, distribute, and each rank's variable storage.
+// Models, function bindings, distribute and variables: the master's side.
 #include <algorithm>
 
 #include "core/data_impl.h"
 #include "core/error.h"
-#include "core/exchange.h"
-#include "core/host_kernels.h"
 #include "core/session_core.h"
 
 namespace synk {
@@ -25,43 +23,6 @@ const char* variableKindName(VariableKind kind) {
 
 namespace synk::detail {
 namespace {
-
-// What ranks must agree on about a model: its variables (name, dtype, ndim, kind) and functions
-// (name, inputs, outputs, reads, updates). Initial values and shapes travel separately.
-std::vector<std::byte> specSignature(const ModelSpec& spec) {
-  ByteWriter out;
-  out.putString(spec.name);
-  out.put<uint64_t>(spec.variables.size());
-  for (const VariableSpec& v : spec.variables) {
-    out.putString(v.name);
-    out.put(v.dtype);
-    out.put<uint64_t>(v.shape.size());
-    out.put(v.kind);
-    out.put(v.local_reduction);
-  }
-  auto tensors = [&](const std::vector<TensorSpec>& list) {
-    out.put<uint64_t>(list.size());
-    for (const TensorSpec& t : list) {
-      out.putString(t.name);
-      out.put(t.dtype);
-      out.put(t.ndim);
-    }
-  };
-  auto names = [&](const std::vector<std::string>& list) {
-    out.put<uint64_t>(list.size());
-    for (const std::string& name : list)
-      out.putString(name);
-  };
-  out.put<uint64_t>(spec.functions.size());
-  for (const FunctionSpec& f : spec.functions) {
-    out.putString(f.name);
-    tensors(f.inputs);
-    tensors(f.outputs);
-    names(f.reads);
-    names(f.updates);
-  }
-  return std::vector<std::byte>(out.data(), out.data() + out.size());
-}
 
 template <typename Spec>
 std::string listNames(const std::vector<Spec>& specs) {
@@ -86,103 +47,58 @@ int indexOfSpec(const std::vector<Spec>& specs, const std::string& name) {
 
 }  // namespace
 
-bool FunctionBinding::hasScatteredInputs() const {
-  return std::find(broadcast.begin(), broadcast.end(), 0) != broadcast.end();
-}
-
-bool FunctionBinding::hasSliceableReads() const {
-  return std::find(sliceable.begin(), sliceable.end(), 1) != sliceable.end();
-}
-
-void FunctionBinding::write(ByteWriter& out) const {
-  out.put(id);
-  out.put(model);
-  out.put(index);
-  out.putVector(broadcast);
-  out.putVector(output_ops);
-  out.putVector(update_ops);
-  out.putVector(sliceable);
-  out.putVector(update_vars);
-  out.putVector(read_vars);
-}
-
-FunctionBinding FunctionBinding::read(ByteReader& in) {
-  FunctionBinding b;
-  b.id = in.get<uint32_t>();
-  b.model = in.get<uint32_t>();
-  b.index = in.get<uint32_t>();
-  b.broadcast = in.getVector<uint8_t>();
-  b.output_ops = in.getVector<ReduceOp>();
-  b.update_ops = in.getVector<ReduceOp>();
-  b.sliceable = in.getVector<uint8_t>();
-  b.update_vars = in.getVector<int32_t>();
-  b.read_vars = in.getVector<int32_t>();
-  return b;
-}
-
 ModelState& SessionCore::modelState(uint32_t id) {
   if (closed_) throwClosed();  // handles outlive the session; its models do not
-  SYNK_CHECK(id < models_.size(), "no model ", id);
-  ModelState& model = models_[id];
-  if (!model.dropped.empty()) throw UsageError(model.dropped);
-  SYNK_CHECK(model.model, "no model ", id);
-  return model;
+  return models_.model(id);
 }
 
 const FunctionBinding& SessionCore::binding(uint32_t id) {
   if (closed_) throwClosed();
-  SYNK_CHECK(id < functions_.size(), "no function ", id);
-  const FunctionBinding& b = functions_[id];
-  if (!b.dropped.empty()) throw UsageError(b.dropped);
-  return b;
+  return models_.binding(id);
 }
 
 const FunctionSpec& SessionCore::functionSpec(uint32_t id) {
-  const FunctionBinding& b = binding(id);
-  return modelState(b.model).spec().functions[b.index];
+  if (closed_) throwClosed();
+  return models_.functionSpec(id);
 }
 
 VariableStorage& SessionCore::storage(uint32_t model, uint32_t index) {
-  ModelState& m = modelState(model);
-  SYNK_CHECK(index < m.variables.size(), "no variable ", index, " in model ", model);
-  return m.variables[index];
+  if (closed_) throwClosed();
+  return models_.storage(model, index);
 }
 
 const VariableSpec& SessionCore::variableSpec(uint32_t model, uint32_t index) {
-  return modelState(model).spec().variables.at(index);
-}
-
-void SessionCore::reshapeStorage(VariableStorage& storage, const Shape& shape) {
-  if (storage.shape != shape) ++shape_generation_;
-  storage.shape = shape;
-  storage.buffer.reserve(device(), std::max<size_t>(storage.bytes(), 1));
+  if (closed_) throwClosed();
+  return models_.variableSpec(model, index);
 }
 
 Model SessionCore::load(const std::string& path, const ModelOptions& options) {
   ensureOpen();
   std::shared_ptr<LoadedModel> model = loader_->load(path, options);
+  std::vector<ModelState>& models = models_.models();
   ModelState state;
-  state.id = static_cast<uint32_t>(models_.size());
+  state.id = static_cast<uint32_t>(models.size());
   state.path = model->source();  // the file found: every rank loads exactly this one
   state.options = options;
   state.model = model;
-  state.instance = model->instantiate(RankInfo{rank(), size(), &device(), &call_collectives_});
+  Device& device = *rank_.device;
+  state.instance = model->instantiate(RankInfo{rank_.rank, size(), &device, &call_collectives_});
   for (const VariableSpec& spec : model->spec().variables) {
     VariableStorage storage;
     storage.dtype = spec.dtype;
-    reshapeStorage(storage, spec.shape);
+    models_.reshape(storage, spec.shape);
     if (spec.initial.empty()) {
-      device().fillIdentity(storage.buffer.data(), numElements(spec.shape), spec.dtype,
-                            ReduceOp::Sum);
+      device.fillIdentity(storage.buffer.data(), numElements(spec.shape), spec.dtype,
+                          ReduceOp::Sum);
     } else {
-      device().copy(storage.buffer.data(), spec.initial.data(), storage.bytes(),
-                    CopyKind::HostToDevice);
+      device.copy(storage.buffer.data(), spec.initial.data(), storage.bytes(),
+                  CopyKind::HostToDevice);
     }
     state.variables.push_back(std::move(storage));
   }
   synchronizeOutsideStep("loading a model");
-  models_.push_back(std::move(state));
-  return Model(shared_from_this(), models_.back().id);
+  models.push_back(std::move(state));
+  return Model(shared_from_this(), models.back().id);
 }
 
 Function SessionCore::makeFunction(const Model& model, const std::string& name,
@@ -197,7 +113,7 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
   const FunctionSpec& spec = mspec.functions[fn_index];
   const std::string where = str("function '", spec.name, "'");
   FunctionBinding b;
-  b.id = static_cast<uint32_t>(functions_.size());
+  b.id = static_cast<uint32_t>(models_.functions().size());
   b.model = model.id_;
   b.index = static_cast<uint32_t>(fn_index);
   b.broadcast.assign(spec.inputs.size(), 0);
@@ -273,9 +189,9 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
     b.sliceable[i] = 1;
   }
   b.what = str("call of function '", spec.name, "'");
-  functions_.push_back(std::move(b));
-  scratch_.resize(functions_.size());
-  return Function(shared_from_this(), functions_.back().id);
+  models_.functions().push_back(std::move(b));
+  models_.functionsChanged();
+  return Function(shared_from_this(), models_.functions().back().id);
 }
 
 void SessionCore::distribute() {
@@ -283,15 +199,15 @@ void SessionCore::distribute() {
   // One step per new model: a model whose creation fails on some rank is dropped alone, and the
   // session goes on with the others (one failed model used to fail every later distribute).
   std::string failure;
-  for (size_t id = 0; id < models_.size(); ++id) {
-    ModelState& m = models_[id];
+  for (size_t id = 0; id < models_.models().size(); ++id) {
+    ModelState& m = models_.models()[id];
     if (m.distributed || !m.dropped.empty()) continue;
     try {
       runDistribute({static_cast<uint32_t>(id)}, {});
     } catch (const std::exception& e) {
       if (closed_) throw;  // fatal: the session is gone, nothing to drop
       const std::string name = m.spec().name;
-      dropModel(static_cast<uint32_t>(id), e.what());
+      models_.drop(static_cast<uint32_t>(id), e.what());
       if (failure.empty()) {
         failure = str("distribute: model '", name, "' could not be created on every rank and was ",
                       "dropped (the session goes on without it): ", e.what());
@@ -299,138 +215,29 @@ void SessionCore::distribute() {
     }
   }
   std::vector<uint32_t> new_functions;
-  for (const FunctionBinding& f : functions_) {
+  for (const FunctionBinding& f : models_.functions()) {
     if (!f.distributed && f.dropped.empty()) new_functions.push_back(f.id);
   }
   if (!new_functions.empty()) runDistribute({}, new_functions);
   if (!failure.empty()) throw PluginError(failure);
 }
 
-void SessionCore::dropModel(uint32_t id, const std::string& why) {
-  ModelState& m = models_[id];
-  const std::string dropped =
-      str("model '", m.spec().name, "' (", m.path, ") was dropped: creating it failed: ", why);
-  for (FunctionBinding& f : functions_) {
-    if (f.model == id && f.dropped.empty()) {
-      f.dropped = str("function '", m.spec().functions[f.index].name, "': ", dropped);
-    }
-  }
-  m.instance.reset();
-  m.variables.clear();
-  m.dropped = dropped;
-}
-
 void SessionCore::runDistribute(const std::vector<uint32_t>& new_models,
                                 const std::vector<uint32_t>& new_functions) {
   ByteWriter payload;
-  payload.put<uint64_t>(new_models.size());
-  for (uint32_t id : new_models) {
-    payload.put(id);
-    payload.putString(models_[id].path);
-    payload.put<uint64_t>(models_[id].options.size());
-    for (const auto& [key, value] : models_[id].options) {
-      payload.putString(key);
-      payload.putString(value);
-    }
-    payload.putVector(specSignature(models_[id].spec()));
-    for (const VariableStorage& var : models_[id].variables)
-      payload.putVector(var.shape);
-  }
-  payload.put<uint64_t>(new_functions.size());
-  for (uint32_t id : new_functions)
-    functions_[id].write(payload);
-  runCommand(Opcode::Distribute, payload, "distribute");
+  payload.write(distributeRequest(models_, new_models, new_functions));
+  runStep(Opcode::Distribute, payload, "distribute");
   for (uint32_t id : new_models)
-    models_[id].distributed = true;
+    models_.models()[id].distributed = true;
   for (uint32_t id : new_functions)
-    functions_[id].distributed = true;
-}
-
-Status SessionCore::executeDistribute(ByteReader& in, Waiter& waiter) {
-  const size_t models_before = models_.size();
-  const size_t functions_before = functions_.size();
-  std::vector<uint32_t> new_models;
-  Status status;
-  try {
-    const auto n_models = in.get<uint64_t>();
-    for (uint64_t k = 0; k < n_models; ++k) {
-      const auto id = in.get<uint32_t>();
-      const std::string path = in.getString();
-      ModelOptions options;
-      const auto n_options = in.get<uint64_t>();
-      for (uint64_t o = 0; o < n_options; ++o) {
-        std::string key = in.getString();
-        options[key] = in.getString();
-      }
-      const std::vector<std::byte> master_signature = in.getVector<std::byte>();
-      new_models.push_back(id);
-      if (isMaster()) {
-        for (size_t v = 0; v < models_[id].variables.size(); ++v)
-          in.getVector<int64_t>();
-        continue;
-      }
-      if (models_.size() <= id) models_.resize(id + 1);
-      ModelState& state = models_[id];
-      state.id = id;
-      state.path = path;
-      state.options = options;
-      state.model = loader_->load(path, options);
-      if (specSignature(state.spec()) != master_signature) {
-        // Each rank loads the file itself: it may have been replaced since the master loaded it.
-        throw PluginError(str("model '", path, "' on rank ", rank(), " ('", state.spec().name,
-                              "', ", state.spec().variables.size(), " variables, ",
-                              state.spec().functions.size(),
-                              " functions) declares other variables or functions than the "
-                              "master's copy (was the file replaced?)"));
-      }
-      state.instance =
-          state.model->instantiate(RankInfo{rank(), size(), &device(), &call_collectives_});
-      for (const VariableSpec& spec : state.spec().variables) {
-        VariableStorage storage;
-        storage.dtype = spec.dtype;
-        reshapeStorage(storage, in.getVector<int64_t>());
-        state.variables.push_back(std::move(storage));
-      }
-    }
-    const auto n_bindings = in.get<uint64_t>();
-    for (uint64_t k = 0; k < n_bindings; ++k) {
-      FunctionBinding b = FunctionBinding::read(in);
-      if (isMaster()) continue;
-      if (functions_.size() <= b.id) functions_.resize(b.id + 1);
-      functions_[b.id] = std::move(b);
-    }
-    scratch_.resize(functions_.size());
-  } catch (const std::exception& e) {
-    status = Status::fromException(e);
-  }
-  if (!group_->barrier().arrive(waiter, BarrierSite::Agree, status.ok())) {
-    if (!isMaster()) {  // undo, so a later distribute starts from the same state everywhere
-      models_.resize(models_before);
-      functions_.resize(functions_before);
-      scratch_.resize(functions_before);
-    }
-    return status;
-  }
-  // Every rank starts from the master's values (Synkhronos pickled them; we broadcast).
-  Communicator& comm = defaultCommunicator();
-  for (uint32_t id : new_models) {
-    for (VariableStorage& var : models_[id].variables) {
-      BroadcastArgs args;
-      args.buffer = var.buffer.data();
-      args.count = static_cast<size_t>(numElements(var.shape));
-      args.dtype = var.dtype;
-      args.root = masterRank();
-      comm.broadcast(args, waiter);
-    }
-  }
-  return status;
+    models_.functions()[id].distributed = true;
 }
 
 Array SessionCore::readLocalVariable(uint32_t model, uint32_t index) {
   ensureOpen();
   VariableStorage& var = storage(model, index);
   Array out(var.dtype, var.shape);
-  device().copy(out.data(), var.buffer.data(), var.bytes(), CopyKind::DeviceToHost);
+  rank_.device->copy(out.data(), var.buffer.data(), var.bytes(), CopyKind::DeviceToHost);
   synchronizeOutsideStep("reading a variable");
   return out;
 }
@@ -452,8 +259,8 @@ void SessionCore::setStorage(uint32_t model, uint32_t index, const ArrayView& va
   const Array converted = conditionValue(value, spec.dtype, static_cast<int>(spec.shape.size()),
                                          force_cast, str("value of variable '", spec.name, "'"));
   VariableStorage& var = storage(model, index);
-  reshapeStorage(var, converted.shape());
-  device().copy(var.buffer.data(), converted.data(), var.bytes(), CopyKind::HostToDevice);
+  models_.reshape(var, converted.shape());
+  rank_.device->copy(var.buffer.data(), converted.data(), var.bytes(), CopyKind::HostToDevice);
   synchronizeOutsideStep("writing a variable");
 }
 

@@ -128,20 +128,4 @@ std::string Selection::describe() const {
   return "?";
 }
 
-void Selection::write(ByteWriter& out) const {
-  out.put(kind_);
-  out.put(start_);
-  out.put(stop_);
-  out.putVector(rows_);
-}
-
-Selection Selection::read(ByteReader& in) {
-  Selection s;
-  s.kind_ = in.get<Kind>();
-  s.start_ = in.get<int64_t>();
-  s.stop_ = in.get<int64_t>();
-  s.rows_ = in.getVector<int64_t>();
-  return s;
-}
-
 }  // namespace synk

@@ -54,8 +54,11 @@ class Selection {
   bool fits(int64_t length) const;
   std::string describe() const;
 
-  void write(ByteWriter& out) const;
-  static Selection read(ByteReader& in);
+  // Its payload form (core/byte_io.h).
+  template <typename Io, typename Self>
+  static void fields(Io& io, Self& self) {
+    io(self.kind_, self.start_, self.stop_, self.rows_);
+  }
 
  private:
   [[noreturn]] void throwOutOfRange(int64_t length, const std::string& where) const;

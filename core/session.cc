@@ -78,7 +78,7 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
   if (options.n_parallel < 1) {
     throw InvalidArgument(str("fork: n_parallel must be >= 1, got ", options.n_parallel));
   }
-  const bool host = options.backend == "cpu";
+  const bool host = !factory->bindsDevices();
   if (!options.devices.empty()) {
     if (static_cast<int>(options.devices.size()) != options.n_parallel) {
       throw InvalidArgument(str("fork: ", options.devices.size(), " devices listed for ",
@@ -183,7 +183,7 @@ Data Session::data(const ArrayView& value, const DataOptions& options) {
 
 void Session::broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
                         const CollectiveOptions& options) {
-  core().broadcast(vars, values, core().resolveNative(options.nccl));
+  core().broadcast(vars, values, core().resolveNative(options.native));
 }
 void Session::broadcast(const std::vector<Variable>& vars, const std::vector<Data>& values,
                         const CollectiveOptions& options) {
@@ -210,18 +210,18 @@ void Session::scatter(const std::vector<Variable>& vars, std::initializer_list<D
 }
 std::vector<Array> Session::gather(const std::vector<Variable>& vars, int nd_up,
                                    const CollectiveOptions& options) {
-  return core().gather(vars, nd_up, core().resolveNative(options.nccl));
+  return core().gather(vars, nd_up, core().resolveNative(options.native));
 }
 void Session::allGather(const std::vector<Variable>& vars, const CollectiveOptions& options) {
-  core().allGather(vars, core().resolveNative(options.nccl));
+  core().allGather(vars, core().resolveNative(options.native));
 }
 std::vector<Array> Session::reduce(const std::vector<Variable>& vars, ReduceOp op, bool in_place,
                                    const CollectiveOptions& options) {
-  return core().reduce(vars, op, in_place, core().resolveNative(options.nccl));
+  return core().reduce(vars, op, in_place, core().resolveNative(options.native));
 }
 void Session::allReduce(const std::vector<Variable>& vars, ReduceOp op,
                         const CollectiveOptions& options) {
-  core().allReduce(vars, op, core().resolveNative(options.nccl));
+  core().allReduce(vars, op, core().resolveNative(options.native));
 }
 void Session::setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
                        const Selection& batch) {

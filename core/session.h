@@ -1,7 +1,7 @@
 #pragma once
 // The synk programming model (Synkhronos, in C++):
 //
-//   auto session = synk::fork({.n_parallel = 2});          // plugins/synk.h: default backends
+//   auto session = synk::fork({.n_parallel = 2});          // synk/synk.h: default backends
 //   auto model = session.load("libmy_model.so");           // a model plugin
 //   auto f = session.function(model, "train", {.broadcast = {"y"}});
 //   session.distribute();                                  // optional: runs on first call
@@ -244,10 +244,12 @@ class Function {
 };
 
 struct CollectiveOptions {
-  // cuda backend: true = NCCL, false = host staging through the shared-memory backend; unset =
-  // NCCL where the session has it (not when ranks share a GPU: then host-staged). Asking for
-  // NCCL on a session without it raises UsageError naming why and the alternative.
-  std::optional<bool> nccl{};
+  // The backend's native collectives (Backend::communicator(native)): on cuda true = NCCL, false
+  // = host staging through the shared-memory communicator; the cpu backend has shared memory
+  // only. Unset = native where the session has it (not when ranks share a GPU: then
+  // host-staged). Asking for native collectives on a session without them raises UsageError
+  // naming why and the alternative.
+  std::optional<bool> native{};
 };
 
 class Session {
@@ -332,7 +334,7 @@ class Session {
 };
 
 // Forks the ranks with backends from `registry` and models from `loader`. Most programs call
-// synk::fork() (plugins/synk.h), which supplies the default registry and the plugin loader.
+// synk::fork() (synk/synk.h), which supplies the default registry and the plugin loader.
 // Throws UsageError when a session is already open in this process.
 Session forkSession(const ForkOptions& options, BackendRegistry registry,
                     std::shared_ptr<ModelLoader> loader);

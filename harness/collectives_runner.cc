@@ -84,7 +84,7 @@ void rankMain(ProcessGroup& group, Job& job) {
     heap = std::make_unique<ShmHeap>(group.shmPrefix(), rank);
     // Device ranks share the GPUs round-robin when there are fewer (host staging only then).
     std::vector<int> devices;
-    if (job.factory.name() != "cpu") {
+    if (job.factory.bindsDevices()) {
       for (int r = 0; r < group.size(); ++r)
         devices.push_back(r % std::max(1, job.gpus));
     }
@@ -190,7 +190,7 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
             runnable,
             *factory,
             first.backend != "host",
-            first.backend == "cpu" ? 0 : factory->deviceCount(),
+            factory->bindsDevices() ? factory->deviceCount() : 0,
             results,
             stop};
     factory->checkBeforeFork();

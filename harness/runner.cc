@@ -5,7 +5,7 @@
 
 #include "harness/errors.h"
 #include "harness/inputs.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 namespace synk::harness {
 namespace {
@@ -206,7 +206,7 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
     outcome.startup_ns = nanoseconds(Clock::now() - start);
 
     const bool split = bound.actions.size() > 1;
-    const bool nccl = point.collectives != "host";
+    const bool native = point.collectives != "host";
     const int master = session.masterRank();
     auto step = [&](SampleRecord& sample, Clock::time_point start) {
       sample.rank = master;
@@ -220,7 +220,7 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
         if (a.call) {
           a.function(a.inputs);
         } else {
-          session.allReduce({a.variable}, ReduceOp::Avg, {.nccl = nccl});
+          session.allReduce({a.variable}, ReduceOp::Avg, {.native = native});
         }
         const auto now = Clock::now();
         (a.call ? sample.compute_ns : sample.collective_ns) += nanoseconds(now - t);

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <string>
 
-#include "plugins/synk.h"
+#include "synk/synk.h"
 #include "training/datasets.h"
 #include "training/trainer.h"
 

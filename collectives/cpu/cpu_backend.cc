@@ -30,6 +30,7 @@ class CpuBackendFactory final : public BackendFactory {
   int deviceCount() const override {
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }
+  bool bindsDevices() const override { return false; }
   std::unique_ptr<Backend> create(RankEnvironment& env) override {
     return std::make_unique<CpuBackend>(env);
   }

@@ -32,7 +32,7 @@ std::string sharedDeviceReason(const std::vector<int>& devices) {
         list += str(list.empty() ? "" : ", ", d);
       return str("NCCL needs one GPU per rank, but ranks ", q, " and ", r,
                  " share cuda:", devices[r], " (devices {", list,
-                 "}): use host-staged collectives, CollectiveOptions{.nccl = false} (the default "
+                 "}): use host-staged collectives, CollectiveOptions{.native = false} (the default "
                  "when ranks share a GPU)");
     }
   }
@@ -138,6 +138,7 @@ class CudaBackendFactory final : public BackendFactory {
   }
 
   int deviceCount() const override { return enumeration().count; }
+  bool bindsDevices() const override { return true; }
 
   void checkBeforeFork() const override { checkCudaNotInitialisedBeforeFork(); }
 

@@ -12,11 +12,20 @@ namespace {
 
 constexpr size_t kMinStagingBytes = size_t{1} << 20;
 
+// Staged buffers of a list start on the heap's alignment, as separately allocated ones would.
+size_t roundUp(size_t bytes) {
+  return (bytes + ShmHeap::kAlignment - 1) / ShmHeap::kAlignment * ShmHeap::kAlignment;
+}
+
 }  // namespace
 
 HostStagedCommunicator::HostStagedCommunicator(ProcessGroup& group, ShmHeap& heap,
                                                CudaDevice& device)
-    : heap_(heap), device_(device), shm_(group, heap), rank_(group.rank()), size_(group.size()) {}
+    : Communicator(group.rank(), group.size()),
+      heap_(heap),
+      device_(device),
+      shm_(group, heap),
+      rank_(group.rank()) {}
 
 HostStagedCommunicator::~HostStagedCommunicator() {
   // A copy may still be in flight after an abort: then the memory is left to the process exit.
@@ -45,9 +54,9 @@ void HostStagedCommunicator::stage(Waiter& waiter, Stage&& work) {
   }
 }
 
-void HostStagedCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
-  if (args.count == 0) return;  // every rank has the same count: all skip together
-  checkCollectiveOp(args.op, args.dtype, "host-staged all_reduce");
+// The entry points (core/communicator.h) checked the arguments; the shared-memory collective runs
+// on the staging buffers without checking them again.
+void HostStagedCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
   stage(waiter, [&] {
@@ -58,14 +67,34 @@ void HostStagedCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter
   });
   AllReduceArgs staged = args;
   staged.buffer = host;
-  shm_.allReduce(staged, waiter);
+  shm_.doAllReduce(staged, waiter);
   device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
 }
 
-void HostStagedCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
-  if (args.count == 0) return;
-  checkCollectiveOp(args.op, args.dtype, "host-staged reduce");
-  checkRoot(args.root, size_, "host-staged reduce");
+void HostStagedCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
+  list_args_.assign(list.begin(), list.end());
+  stage(waiter, [&] {
+    size_t total = 0;
+    for (const AllReduceArgs& args : list)
+      total += roundUp(args.count * dtypeSize(args.dtype));
+    device_.synchronize(waiter);
+    auto* host = static_cast<std::byte*>(reserve(first_, total));
+    for (AllReduceArgs& staged : list_args_) {
+      const size_t bytes = staged.count * dtypeSize(staged.dtype);
+      device_.copy(host, staged.buffer, bytes, CopyKind::DeviceToHost);
+      staged.buffer = host;
+      host += roundUp(bytes);
+    }
+    device_.synchronize(waiter);
+  });
+  shm_.doAllReduceList(list_args_, waiter);
+  for (size_t k = 0; k < list.size(); ++k) {
+    device_.copy(list[k].buffer, list_args_[k].buffer, list[k].count * dtypeSize(list[k].dtype),
+                 CopyKind::HostToDevice);
+  }
+}
+
+void HostStagedCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
   const bool root = rank_ == args.root;
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
@@ -81,13 +110,11 @@ void HostStagedCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   ReduceArgs staged = args;
   staged.send = host;
   staged.recv = root ? host : nullptr;  // reduced in place into the root's staging buffer
-  shm_.reduce(staged, waiter);
+  shm_.doReduce(staged, waiter);
   if (root) device_.copy(args.recv, host, bytes, CopyKind::HostToDevice);
 }
 
-void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
-  if (args.count == 0) return;
-  checkRoot(args.root, size_, "host-staged broadcast");
+void HostStagedCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
   const bool root = rank_ == args.root;
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
@@ -101,15 +128,13 @@ void HostStagedCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter
   });
   BroadcastArgs staged = args;
   staged.buffer = host;
-  shm_.broadcast(staged, waiter);
+  shm_.doBroadcast(staged, waiter);
   if (!root) device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
 }
 
-void HostStagedCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
-  partOffsets(args.counts, size_, "host-staged gather", offsets_);
-  checkRoot(args.root, size_, "host-staged gather");
-  const size_t total = offsets_.back();
-  if (total == 0) return;
+void HostStagedCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                                      Waiter& waiter) {
+  const size_t total = offsets.back();
   const bool root = rank_ == args.root;
   const size_t element = dtypeSize(args.dtype);
   const size_t part = args.counts[rank_] * element;
@@ -129,14 +154,13 @@ void HostStagedCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   staged.counts.assign(args.counts.begin(), args.counts.end());
   staged.dtype = args.dtype;
   staged.root = args.root;
-  shm_.gather(staged, waiter);
+  shm_.doGather(staged, offsets, waiter);
   if (root) device_.copy(args.recv, staged.recv, total * element, CopyKind::HostToDevice);
 }
 
-void HostStagedCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
-  partOffsets(args.counts, size_, "host-staged all_gather", offsets_);
-  const size_t total = offsets_.back();
-  if (total == 0) return;
+void HostStagedCommunicator::doAllGather(const AllGatherArgs& args,
+                                         const std::vector<size_t>& offsets, Waiter& waiter) {
+  const size_t total = offsets.back();
   const size_t element = dtypeSize(args.dtype);
   const size_t part = args.counts[rank_] * element;
   AllGatherArgs& staged = all_gather_args_;
@@ -152,7 +176,7 @@ void HostStagedCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter
   });
   staged.counts.assign(args.counts.begin(), args.counts.end());
   staged.dtype = args.dtype;
-  shm_.allGather(staged, waiter);
+  shm_.doAllGather(staged, offsets, waiter);
   device_.copy(args.recv, staged.recv, total * element, CopyKind::HostToDevice);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Collectives without NCCL (the `nccl=false` path): each rank copies its device buffer into a
+// Collectives without NCCL (the `native = false` path): each rank copies its device buffer into a
 // host staging buffer on its shared-memory heap, the shared-memory communicator (collectives/shm)
 // runs the collective on the staging buffers, and the result is copied back to the device.
 //
@@ -36,11 +36,17 @@ class HostStagedCommunicator final : public Communicator {
 
   const char* name() const override { return "host-staged"; }
 
-  void allReduce(const AllReduceArgs& args, Waiter& waiter) override;
-  void reduce(const ReduceArgs& args, Waiter& waiter) override;
-  void broadcast(const BroadcastArgs& args, Waiter& waiter) override;
-  void gather(const GatherArgs& args, Waiter& waiter) override;
-  void allGather(const AllGatherArgs& args, Waiter& waiter) override;
+ protected:
+  void doAllReduce(const AllReduceArgs& args, Waiter& waiter) override;
+  // Every buffer staged into one host buffer (one device synchronisation before and after the
+  // copies), one shared-memory list collective, one copy back per buffer.
+  void doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) override;
+  void doReduce(const ReduceArgs& args, Waiter& waiter) override;
+  void doBroadcast(const BroadcastArgs& args, Waiter& waiter) override;
+  void doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                Waiter& waiter) override;
+  void doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
+                   Waiter& waiter) override;
 
  private:
   struct Staging {
@@ -57,12 +63,11 @@ class HostStagedCommunicator final : public Communicator {
   CudaDevice& device_;
   ShmCommunicator shm_;
   int rank_;
-  int size_;
   Staging first_;           // the input (and in-place result) staging buffer
   Staging second_;          // the gather results
   GatherArgs gather_args_;  // the staged arguments, reused across calls
   AllGatherArgs all_gather_args_;
-  std::vector<size_t> offsets_;  // only for the counts' total; reused
+  std::vector<AllReduceArgs> list_args_;
 };
 
 }  // namespace synk

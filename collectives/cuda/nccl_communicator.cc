@@ -105,13 +105,13 @@ bool premultiplyIsExact(int ranks) {
 
 NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Waiter& waiter,
                                    const NcclApi& nccl)
-    : group_(group),
+    : Communicator(group.rank(), group.size()),
+      group_(group),
       nccl_(nccl),
       gpu_(device),
       device_(device.device()),
       rank_(group.rank()),
       size_(group.size()) {
-  offsets_.reserve(static_cast<size_t>(size_) + 1);
   int version = 0;  // the library loaded may be older than the headers built against
   if (nccl_.getVersion(&version) != ncclSuccess || version < kOldestNccl) {
     throw NcclError(str("rank ", rank_, ": ", nccl_.name, " ", version, " is loaded; synk needs ",
@@ -388,9 +388,8 @@ ncclRedOp_t NcclCommunicator::reductionFor(ReduceOp op, bool& scale_after) const
   return ncclSum;
 }
 
-void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
-  if (args.count == 0) return;
-  checkCollectiveOp(args.op, args.dtype, "nccl all_reduce");
+// The entry points (core/communicator.h) checked the arguments: count > 0, op valid, root a rank.
+void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   bool scale_after = false;
   const ncclRedOp_t op = reductionFor(args.op, scale_after);
   complete(comm(),
@@ -400,10 +399,31 @@ void NcclCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
   if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
 }
 
-void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
-  if (args.count == 0) return;
-  checkCollectiveOp(args.op, args.dtype, "nccl reduce");
-  checkRoot(args.root, size_, "nccl reduce");
+void NcclCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
+  cudaStream_t stream = gpu_.stream();
+  bool any_scaled = false;
+  {
+    NcclGroup group(nccl_);
+    for (const AllReduceArgs& args : list) {
+      bool scale_after = false;
+      const ncclRedOp_t op = reductionFor(args.op, scale_after);
+      any_scaled = any_scaled || scale_after;
+      queued(nccl_,
+             nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), op,
+                             comm(), stream),
+             "ncclAllReduce (list)", rank_, comm());
+    }
+    complete(comm(), group.end(), "ncclGroupEnd (all_reduce list)", waiter);
+  }
+  if (!any_scaled) return;
+  for (const AllReduceArgs& args : list) {
+    bool scale_after = false;
+    reductionFor(args.op, scale_after);
+    if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
+  }
+}
+
+void NcclCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
   if (rank_ == args.root && args.recv == nullptr) {
     throw InvalidArgument("nccl reduce: no receive buffer at the root");
   }
@@ -420,9 +440,7 @@ void NcclCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   }
 }
 
-void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
-  if (args.count == 0) return;
-  checkRoot(args.root, size_, "nccl broadcast");
+void NcclCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
   complete(comm(),
            nccl_.broadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
                            comm(), gpu_.stream()),
@@ -431,10 +449,8 @@ void NcclCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
 
 // On the non-blocking communicator: send/recv connect each peer pair on first use, which must
 // stay abortable.
-void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
-  partOffsets(args.counts, size_, "nccl gather", offsets_);
-  checkRoot(args.root, size_, "nccl gather");
-  if (offsets_.back() == 0) return;
+void NcclCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                                Waiter& waiter) {
   const ncclDataType_t type = ncclTypeOf(args.dtype);
   const size_t element = dtypeSize(args.dtype);
   cudaStream_t stream = gpu_.stream();
@@ -449,7 +465,7 @@ void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   if (args.recv == nullptr) throw InvalidArgument("nccl gather: no receive buffer at the root");
   char* recv = static_cast<char*>(args.recv);
   // The root's own part: a device copy, ordered before the receives on the same stream.
-  char* own = recv + offsets_[rank_] * element;
+  char* own = recv + offsets[rank_] * element;
   const size_t own_bytes = args.counts[rank_] * element;
   if (own_bytes > 0 && own != args.send) {
     device_.copy(own, args.send, own_bytes, CopyKind::DeviceToDevice);
@@ -457,15 +473,14 @@ void NcclCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
   NcclGroup group(nccl_);
   for (int r = 0; r < size_; ++r) {
     if (r == rank_ || args.counts[r] == 0) continue;  // zero counts: skipped on both sides
-    queued(nccl_, nccl_.recv(recv + offsets_[r] * element, args.counts[r], type, r, comm_, stream),
+    queued(nccl_, nccl_.recv(recv + offsets[r] * element, args.counts[r], type, r, comm_, stream),
            "ncclRecv (gather)", rank_, comm_);
   }
   complete(comm_, group.end(), "ncclGroupEnd (gather)", waiter);
 }
 
-void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
-  partOffsets(args.counts, size_, "nccl all_gather", offsets_);
-  if (offsets_.back() == 0) return;
+void NcclCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
+                                   Waiter& waiter) {
   if (args.recv == nullptr) throw InvalidArgument("nccl all_gather: no receive buffer");
   const ncclDataType_t type = ncclTypeOf(args.dtype);
   cudaStream_t stream = gpu_.stream();
@@ -482,7 +497,7 @@ void NcclCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
   NcclGroup group(nccl_);
   for (int r = 0; r < size_; ++r) {
     if (args.counts[r] == 0) continue;
-    char* part = recv + offsets_[r] * element;
+    char* part = recv + offsets[r] * element;
     const void* source = r == rank_ ? args.send : part;  // sendbuff is read at the root only
     queued(nccl_, nccl_.broadcast(source, part, args.counts[r], type, r, comm(), stream),
            "ncclBroadcast (all_gather)", rank_, comm());

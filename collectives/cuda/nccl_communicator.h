@@ -1,5 +1,5 @@
 #pragma once
-// Collectives through NCCL, on the rank's CUDA stream (the `nccl=true` path).
+// Collectives through NCCL, on the rank's CUDA stream (the `native = true` path).
 //
 // Creation (collective, once per session, inside BackendFactory::create): the master rank calls
 // ncclGetUniqueId and publishes it in its barrier outbox; every rank passes one Exchange barrier
@@ -59,17 +59,6 @@ class NcclCommunicator final : public Communicator {
 
   const char* name() const override { return "nccl"; }
 
-  // Each op is enqueued on the device stream and returns without waiting for the GPU (unless
-  // NCCL answered ncclInProgress: then it waits until the op is enqueued).
-  void allReduce(const AllReduceArgs& args, Waiter& waiter) override;
-  void reduce(const ReduceArgs& args, Waiter& waiter) override;
-  void broadcast(const BroadcastArgs& args, Waiter& waiter) override;
-  // Grouped ncclSend/ncclRecv to the root: exact for unequal counts.
-  void gather(const GatherArgs& args, Waiter& waiter) override;
-  // ncclAllGather when every count is equal, else one grouped ncclBroadcast per rank into its
-  // offset (exact for unequal counts).
-  void allGather(const AllGatherArgs& args, Waiter& waiter) override;
-
   // The communicator collectives run on (handed to plugins too).
   ncclComm_t comm() const { return fast_ != nullptr ? fast_ : comm_; }
   // The non-blocking communicator (gather's send/recv run on it); comm() when there is no child.
@@ -84,6 +73,22 @@ class NcclCommunicator final : public Communicator {
   static constexpr std::chrono::seconds kAbortBound{5};
   static constexpr std::chrono::seconds kFinalizeBound{10};
   static constexpr std::chrono::seconds kSplitBound{60};
+
+ protected:
+  // Each op is enqueued on the device stream and returns without waiting for the GPU (unless
+  // NCCL answered ncclInProgress: then it waits until the op is enqueued).
+  void doAllReduce(const AllReduceArgs& args, Waiter& waiter) override;
+  // One ncclGroupStart/End around an ncclAllReduce per buffer: one launch for the whole list.
+  void doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) override;
+  void doReduce(const ReduceArgs& args, Waiter& waiter) override;
+  void doBroadcast(const BroadcastArgs& args, Waiter& waiter) override;
+  // Grouped ncclSend/ncclRecv to the root: exact for unequal counts.
+  void doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                Waiter& waiter) override;
+  // ncclAllGather when every count is equal, else one grouped ncclBroadcast per rank into its
+  // offset (exact for unequal counts).
+  void doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
+                   Waiter& waiter) override;
 
  private:
   void exchangeUniqueId(Waiter& waiter, ncclUniqueId* id);
@@ -111,7 +116,6 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm_ = nullptr;  // non-blocking: creation, gather, the parent of fast_
   ncclComm_t fast_ = nullptr;  // blocking child: every other collective
   bool aborted_ = false;
-  std::vector<size_t> offsets_;  // element offsets of the ranks' parts, reused across calls
 };
 
 }  // namespace synk

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <tuple>
 
 #include "collectives/shm/reduce_kernels_impl.h"
 #include "core/error.h"
@@ -13,23 +14,25 @@
 namespace synk {
 namespace {
 
+using shm_detail::kBlockBytes;
 using shm_detail::ownedRange;
 using shm_detail::reduceRange;
 
 // The barrier outbox of one collective: the locations of the buffers this rank exposes before
 // CollectiveIn, then, only if it failed, its message. Copied in and out with memcpy: the exchange
-// area is raw bytes.
-constexpr size_t kLocationsBytes = 2 * sizeof(ShmLocation);
+// area is raw bytes. The message comes first: the locations of a list collective fill the rest.
 constexpr size_t kErrorBytes = 1024;
-static_assert(kLocationsBytes + kErrorBytes <= kExchangeBytes);
+constexpr size_t kMaxSlots = (kExchangeBytes - kErrorBytes) / sizeof(ShmLocation);
+static_assert(kMaxSlots >= 2);
 
-void publishLocations(Barrier& barrier, const ShmLocation (&locations)[2]) {
-  std::memcpy(barrier.outbox(), locations, kLocationsBytes);
+void publishLocations(Barrier& barrier, const ShmLocation* locations, size_t slots) {
+  std::memcpy(barrier.outbox() + kErrorBytes, locations, slots * sizeof(ShmLocation));
 }
 
 ShmLocation locationOf(const Barrier& barrier, int rank, size_t k) {
   ShmLocation location;
-  std::memcpy(&location, barrier.exchangeOf(rank) + k * sizeof(ShmLocation), sizeof location);
+  std::memcpy(&location, barrier.exchangeOf(rank) + kErrorBytes + k * sizeof(ShmLocation),
+              sizeof location);
   return location;
 }
 
@@ -42,11 +45,11 @@ void publishError(Barrier& barrier, std::exception_ptr failure) {
   } catch (...) {
   }
   message.resize(std::min(message.size(), kErrorBytes - 1));
-  std::memcpy(barrier.outbox() + kLocationsBytes, message.c_str(), message.size() + 1);
+  std::memcpy(barrier.outbox(), message.c_str(), message.size() + 1);
 }
 
 std::string errorOf(const Barrier& barrier, int rank) {
-  const auto* text = reinterpret_cast<const char*>(barrier.exchangeOf(rank) + kLocationsBytes);
+  const auto* text = reinterpret_cast<const char*>(barrier.exchangeOf(rank));
   return std::string(text, strnlen(text, kErrorBytes - 1));
 }
 
@@ -63,10 +66,18 @@ void requireBuffer(const void* pointer, size_t bytes, const char* what, const ch
 }  // namespace
 
 ShmCommunicator::ShmCommunicator(ProcessGroup& group, ShmHeap& heap)
-    : group_(group), heap_(heap), rank_(group.rank()), n_(group.size()), peers_(group.size()) {}
+    : Communicator(group.rank(), group.size()),
+      group_(group),
+      heap_(heap),
+      rank_(group.rank()),
+      n_(group.size()) {}
 
 ShmCommunicator::~ShmCommunicator() {
   heap_.release(workspace_);
+}
+
+size_t ShmCommunicator::maxListRound() {
+  return kMaxSlots;
 }
 
 std::byte* ShmCommunicator::workspace(size_t bytes) {
@@ -105,16 +116,18 @@ void ShmCommunicator::expose(const char* what, std::span<Exposed> mine) {
 }
 
 template <typename Work>
-void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> mine, Work&& work) {
+void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> mine, size_t slots,
+                          Work&& work) {
   Barrier& barrier = group_.barrier();
   std::exception_ptr failure;
   try {
     expose(what, mine);
-    ShmLocation locations[kMaxExposed] = {};
-    for (size_t k = 0; k < mine.size(); ++k) {
-      if (mine[k].bytes > 0) locations[k] = *heap_.locate(mine[k].local);
+    locations_.resize(slots);
+    for (size_t k = 0; k < slots; ++k) {
+      locations_[k] =
+          k < mine.size() && mine[k].bytes > 0 ? *heap_.locate(mine[k].local) : ShmLocation{};
     }
-    publishLocations(barrier, locations);
+    publishLocations(barrier, locations_.data(), slots);
   } catch (...) {
     failure = std::current_exception();
     publishError(barrier, failure);
@@ -124,17 +137,19 @@ void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> m
   if (!all_ok) throwPeerFailure(what);
 
   try {
+    if (peers_.size() < static_cast<size_t>(n_) * slots) peers_.resize(n_ * slots);
     for (int r = 0; r < n_; ++r) {
-      for (size_t k = 0; k < kMaxExposed; ++k) {
+      std::byte** row = peers_.data() + static_cast<size_t>(r) * slots;
+      for (size_t k = 0; k < slots; ++k) {
         if (r == rank_) {
-          peers_[r][k] = k < mine.size() ? mine[k].local : nullptr;
+          row[k] = k < mine.size() ? mine[k].local : nullptr;
           continue;
         }
         const ShmLocation theirs = locationOf(barrier, r, k);
-        peers_[r][k] = theirs.rank >= 0 ? static_cast<std::byte*>(heap_.resolve(theirs)) : nullptr;
+        row[k] = theirs.rank >= 0 ? static_cast<std::byte*>(heap_.resolve(theirs)) : nullptr;
       }
     }
-    work(peers_);
+    work(Peers{peers_.data(), slots});
   } catch (...) {
     failure = std::current_exception();
     publishError(barrier, failure);
@@ -166,30 +181,64 @@ void ShmCommunicator::throwPeerFailure(const char* what) const {
   throw InternalError(str(what, ": a rank failed but none says which"));
 }
 
-void ShmCommunicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
+void ShmCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   waiter.check();
-  checkCollectiveOp(args.op, args.dtype, "allReduce");
-  const size_t elem = dtypeSize(args.dtype);
-  const size_t bytes = args.count * elem;
   // One rank: the sum is the buffer itself and avg scales by 1.
-  if (bytes == 0 || n_ == 1) return;
-  Exposed mine[1] = {{.user = args.buffer, .bytes = bytes, .input = true, .output = true}};
-  run("allReduce", waiter, mine, [&](const Peers& peers) {
+  if (n_ == 1) return;
+  const size_t elem = dtypeSize(args.dtype);
+  Exposed mine[1] = {
+      {.user = args.buffer, .bytes = args.count * elem, .input = true, .output = true}};
+  run("allReduce", waiter, mine, kSingleSlots, [&](const Peers& peers) {
     std::byte* buffers[kMaxRanks];
     for (int r = 0; r < n_; ++r)
-      buffers[r] = peers[r][0];
+      buffers[r] = peers.at(r, 0);
     const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
     reduceRange(buffers, n_, buffers, n_, begin, end, args.dtype, args.op, n_);
   });
 }
 
-void ShmCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
+void ShmCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
   waiter.check();
-  checkCollectiveOp(args.op, args.dtype, "reduce");
-  checkRoot(args.root, n_, "reduce");
+  if (n_ == 1) return;
+  for (size_t first = 0; first < list.size(); first += kMaxSlots) {
+    allReduceRound(list.subspan(first, std::min(kMaxSlots, list.size() - first)), first, waiter);
+  }
+}
+
+// Every buffer of the round in one barrier pair. A buffer of one block or less is reduced whole
+// by one rank (round robin over the list: many small variables spread over the ranks); a larger
+// one is split as allReduce splits it.
+void ShmCommunicator::allReduceRound(std::span<const AllReduceArgs> round, size_t first_index,
+                                     Waiter& waiter) {
+  exposed_.resize(round.size());
+  for (size_t k = 0; k < round.size(); ++k) {
+    exposed_[k] = {.user = round[k].buffer,
+                   .bytes = round[k].count * dtypeSize(round[k].dtype),
+                   .input = true,
+                   .output = true};
+  }
+  run("allReduce", waiter, exposed_, round.size(), [&](const Peers& peers) {
+    std::byte* buffers[kMaxRanks];
+    for (size_t k = 0; k < round.size(); ++k) {
+      const AllReduceArgs& args = round[k];
+      const size_t elem = dtypeSize(args.dtype);
+      size_t begin = 0, end = args.count;
+      if (args.count * elem <= kBlockBytes) {
+        if (static_cast<int>((first_index + k) % static_cast<size_t>(n_)) != rank_) continue;
+      } else {
+        std::tie(begin, end) = ownedRange(args.count, elem, rank_, n_);
+      }
+      for (int r = 0; r < n_; ++r)
+        buffers[r] = peers.at(r, k);
+      reduceRange(buffers, n_, buffers, n_, begin, end, args.dtype, args.op, n_);
+    }
+  });
+}
+
+void ShmCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
+  waiter.check();
   const size_t elem = dtypeSize(args.dtype);
   const size_t bytes = args.count * elem;
-  if (bytes == 0) return;
   const bool root = rank_ == args.root;
   if (n_ == 1) {
     requireBuffer(args.send, bytes, "reduce", "send");
@@ -201,38 +250,36 @@ void ShmCommunicator::reduce(const ReduceArgs& args, Waiter& waiter) {
   // reading one copy and writing the other keeps the in-place case correct.
   Exposed mine[2] = {{.user = args.send, .bytes = bytes, .input = true},
                      {.user = args.recv, .bytes = root ? bytes : 0, .output = true}};
-  run("reduce", waiter, std::span<Exposed>(mine, root ? 2 : 1), [&](const Peers& peers) {
-    const std::byte* sends[kMaxRanks];
-    for (int r = 0; r < n_; ++r)
-      sends[r] = peers[r][0];
-    std::byte* result = peers[args.root][1];
-    const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
-    reduceRange(sends, n_, &result, 1, begin, end, args.dtype, args.op, n_);
-  });
+  run("reduce", waiter, std::span<Exposed>(mine, root ? 2 : 1), kSingleSlots,
+      [&](const Peers& peers) {
+        const std::byte* sends[kMaxRanks];
+        for (int r = 0; r < n_; ++r)
+          sends[r] = peers.at(r, 0);
+        std::byte* result = peers.at(args.root, 1);
+        const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
+        reduceRange(sends, n_, &result, 1, begin, end, args.dtype, args.op, n_);
+      });
 }
 
-void ShmCommunicator::broadcast(const BroadcastArgs& args, Waiter& waiter) {
+void ShmCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
   waiter.check();
-  checkRoot(args.root, n_, "broadcast");
+  if (n_ == 1) return;
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  if (bytes == 0 || n_ == 1) return;
   const bool root = rank_ == args.root;
   Exposed mine[1] = {{.user = args.buffer, .bytes = root ? bytes : 0, .input = true}};
-  run("broadcast", waiter, std::span<Exposed>(mine, root ? 1 : 0), [&](const Peers& peers) {
-    requireBuffer(args.buffer, bytes, "broadcast", "buffer");
-    if (!root) std::memcpy(args.buffer, peers[args.root][0], bytes);
-  });
+  run("broadcast", waiter, std::span<Exposed>(mine, root ? 1 : 0), kSingleSlots,
+      [&](const Peers& peers) {
+        requireBuffer(args.buffer, bytes, "broadcast", "buffer");
+        if (!root) std::memcpy(args.buffer, peers.at(args.root, 0), bytes);
+      });
 }
 
-void ShmCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
+void ShmCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                               Waiter& waiter) {
   waiter.check();
-  checkRoot(args.root, n_, "gather");
-  partOffsets(args.counts, n_, "gather", offsets_);
-  const std::vector<size_t>& offsets = offsets_;
   const size_t elem = dtypeSize(args.dtype);
   const size_t total = offsets.back() * elem;
   const size_t part = args.counts[rank_] * elem;
-  if (total == 0) return;
   const bool root = rank_ == args.root;
   if (n_ == 1) {
     requireBuffer(args.send, part, "gather", "send");
@@ -241,21 +288,20 @@ void ShmCommunicator::gather(const GatherArgs& args, Waiter& waiter) {
     return;
   }
   Exposed mine[1] = {{.user = args.recv, .bytes = root ? total : 0, .output = true}};
-  run("gather", waiter, std::span<Exposed>(mine, root ? 1 : 0), [&](const Peers& peers) {
-    requireBuffer(args.send, part, "gather", "send");
-    std::byte* dst = peers[args.root][0] + offsets[rank_] * elem;
-    if (part > 0 && dst != args.send) std::memcpy(dst, args.send, part);
-  });
+  run("gather", waiter, std::span<Exposed>(mine, root ? 1 : 0), kSingleSlots,
+      [&](const Peers& peers) {
+        requireBuffer(args.send, part, "gather", "send");
+        std::byte* dst = peers.at(args.root, 0) + offsets[rank_] * elem;
+        if (part > 0 && dst != args.send) std::memcpy(dst, args.send, part);
+      });
 }
 
-void ShmCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
+void ShmCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
+                                  Waiter& waiter) {
   waiter.check();
-  partOffsets(args.counts, n_, "allGather", offsets_);
-  const std::vector<size_t>& offsets = offsets_;
   const size_t elem = dtypeSize(args.dtype);
   const size_t total = offsets.back() * elem;
   const size_t part = args.counts[rank_] * elem;
-  if (total == 0) return;
   if (n_ == 1) {
     requireBuffer(args.send, part, "allGather", "send");
     requireBuffer(args.recv, total, "allGather", "recv");
@@ -263,14 +309,14 @@ void ShmCommunicator::allGather(const AllGatherArgs& args, Waiter& waiter) {
     return;
   }
   Exposed mine[1] = {{.user = args.send, .bytes = part, .input = true}};
-  run("allGather", waiter, mine, [&](const Peers& peers) {
+  run("allGather", waiter, mine, kSingleSlots, [&](const Peers& peers) {
     requireBuffer(args.recv, total, "allGather", "recv");
     auto* recv = static_cast<std::byte*>(args.recv);
     // Start after this rank so the ranks do not all read rank 0's buffer at once.
     for (int k = 0; k < n_; ++k) {
       const int r = (rank_ + k) % n_;
       const size_t bytes = args.counts[r] * elem;
-      const std::byte* src = r == rank_ ? static_cast<const std::byte*>(args.send) : peers[r][0];
+      const std::byte* src = r == rank_ ? static_cast<const std::byte*>(args.send) : peers.at(r, 0);
       if (bytes > 0) std::memcpy(recv + offsets[r] * elem, src, bytes);
     }
   });

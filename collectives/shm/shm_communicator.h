@@ -3,18 +3,17 @@
 // shared-memory heaps, without copies through an intermediate buffer: each rank publishes where
 // its buffers live, then reads and writes its peers' buffers directly. The protocol and the
 // algorithms are described in collectives/README.md.
-#include <array>
 #include <cstddef>
 #include <exception>
 #include <span>
 #include <vector>
 
 #include "core/communicator.h"
+#include "core/shm_heap.h"
 
 namespace synk {
 
 class ProcessGroup;
-class ShmHeap;
 
 class ShmCommunicator final : public Communicator {
  public:
@@ -26,20 +25,32 @@ class ShmCommunicator final : public Communicator {
 
   const char* name() const override { return "shm"; }
 
-  void allReduce(const AllReduceArgs& args, Waiter& waiter) override;
-  void reduce(const ReduceArgs& args, Waiter& waiter) override;
-  void broadcast(const BroadcastArgs& args, Waiter& waiter) override;
-  void gather(const GatherArgs& args, Waiter& waiter) override;
-  void allGather(const AllGatherArgs& args, Waiter& waiter) override;
-
   // For a caller that wraps these collectives (the host-staged path) and failed on this rank
   // before it could call one: takes part in the collective as a rank that failed (its peers
   // throw RankError naming it, nobody waits for the deadline), then rethrows `failure`. Every
   // rank must be entering the same collective with a nonzero count.
   [[noreturn]] void failOnThisRank(Waiter& waiter, std::exception_ptr failure);
 
+  // Buffers one list collective publishes in one barrier exchange; a longer list runs in rounds
+  // of this many (two barriers each).
+  static size_t maxListRound();
+
+ protected:
+  // The host-staged communicator wraps these on its staging buffers: its entry points have
+  // checked the arguments already.
+  friend class HostStagedCommunicator;
+  void doAllReduce(const AllReduceArgs& args, Waiter& waiter) override;
+  void doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) override;
+  void doReduce(const ReduceArgs& args, Waiter& waiter) override;
+  void doBroadcast(const BroadcastArgs& args, Waiter& waiter) override;
+  void doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                Waiter& waiter) override;
+  void doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
+                   Waiter& waiter) override;
+
  private:
-  static constexpr int kMaxExposed = 2;
+  // Location slots of a single collective (a send and a receive buffer).
+  static constexpr size_t kSingleSlots = 2;
 
   // A buffer this rank lets its peers reach during one collective.
   struct Exposed {
@@ -50,23 +61,30 @@ class ShmCommunicator final : public Communicator {
     std::byte* local = nullptr;  // the address used: the caller's buffer or its staged copy
     bool staged = false;
   };
-  // peers[rank][k]: rank's k-th exposed buffer, mapped into this process (null if none).
-  using Peers = std::vector<std::array<std::byte*, kMaxExposed>>;
+  // Every rank's exposed buffers, mapped into this process: at(rank, k) (null if none).
+  struct Peers {
+    std::byte* const* base;
+    size_t slots;
+    std::byte* at(int rank, size_t k) const { return base[static_cast<size_t>(rank) * slots + k]; }
+  };
 
-  // Publishes `mine`, passes CollectiveIn, runs work(peers) on the peers' buffers, passes
-  // CollectiveOut, then copies staged outputs back. A failure on any rank makes every rank throw.
+  // Publishes `mine` (in `slots` location slots, the same number on every rank), passes
+  // CollectiveIn, runs work(peers) on the peers' buffers, passes CollectiveOut, then copies
+  // staged outputs back. A failure on any rank makes every rank throw.
   template <typename Work>
-  void run(const char* what, Waiter& waiter, std::span<Exposed> mine, Work&& work);
+  void run(const char* what, Waiter& waiter, std::span<Exposed> mine, size_t slots, Work&& work);
   void expose(const char* what, std::span<Exposed> mine);
   [[noreturn]] void throwPeerFailure(const char* what) const;
   std::byte* workspace(size_t bytes);
+  void allReduceRound(std::span<const AllReduceArgs> round, size_t first_index, Waiter& waiter);
 
   ProcessGroup& group_;
   ShmHeap& heap_;
   int rank_;
   int n_;
-  Peers peers_;
-  std::vector<size_t> offsets_;  // gather offsets, reused across calls
+  std::vector<ShmLocation> locations_;  // what this rank publishes, reused across calls
+  std::vector<std::byte*> peers_;       // n_ x slots, reused across calls
+  std::vector<Exposed> exposed_;        // a list collective's buffers, reused across calls
   // Heap memory that stands in for caller buffers outside the heap; grows, never shrinks.
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;

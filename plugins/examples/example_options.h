@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 namespace synk::examples {
 

@@ -2,7 +2,7 @@
 //   for each size: raw ncclAllReduce loop (plugin nccl_peer, nccl-tests style), the same loop
 //   with a stream synchronize after each call (raw+sync: what a caller waiting for each result
 //   pays), the same number of Session::allReduce calls (NCCL), and of host-staged ones
-//   (nccl = false); then the H2D bandwidth of scattering a Data input. Every figure is the
+//   (native = false); then the H2D bandwidth of scattering a Data input. Every figure is the
 //   median of --reps samples. "added" is synk's time per call minus raw's; "vs sync" minus
 //   raw+sync's.
 //   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M | none] [--scatter 512M | 0]
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "harness/measure.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 using namespace synk;
 using Clock = std::chrono::steady_clock;
@@ -110,11 +110,11 @@ int main(int argc, char** argv) {
         sync({});
         synk_s.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
         const int staged_iters = std::max(3, iters / 20);
-        session.allReduce({buf}, ReduceOp::Sum, {.nccl = false});  // warm-up (staging grows)
+        session.allReduce({buf}, ReduceOp::Sum, {.native = false});  // warm-up (staging grows)
         sync({});
         start = Clock::now();
         for (int i = 0; i < staged_iters; ++i) {
-          session.allReduce({buf}, ReduceOp::Sum, {.nccl = false});
+          session.allReduce({buf}, ReduceOp::Sum, {.native = false});
         }
         sync({});  // the last call's host-to-device copy is part of it
         staged_s.push_back(std::chrono::duration<double>(Clock::now() - start).count() /

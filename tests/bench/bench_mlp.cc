@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "harness/measure.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 #include "training/datasets.h"
 
 namespace {

@@ -7,8 +7,8 @@ lib=$1
 # Not vacuous: the library must hold the communicator. (Output captured first: grep -q would
 # close the pipe early, and pipefail would report nm's SIGPIPE.)
 defined=$(nm -C --defined-only "$lib")
-if ! grep -q 'synk::NcclCommunicator::allReduce' <<<"$defined"; then
-  echo "$lib defines no synk::NcclCommunicator::allReduce: wrong library?" >&2
+if ! grep -q 'synk::NcclCommunicator::doAllReduce' <<<"$defined"; then
+  echo "$lib defines no synk::NcclCommunicator::doAllReduce: wrong library?" >&2
   exit 1
 fi
 direct=$(nm -u "$lib" | awk 'NF == 2 {print $2}' | grep -E '^(nccl|cuda|cublas|cu[A-Z])' || true)

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "collectives/cpu/cpu_backend.h"
+#include "collectives/shm/shm_communicator.h"
 #include "core/shm_heap.h"
 #include "tests/support/conformance_checks.h"
 
@@ -14,6 +15,15 @@ TEST_CASE("cpu allReduce", "[coll]") {
   const auto factory = makeCpuBackendFactory();
   const int n = GENERATE(1, 2, 3, 4);
   checkAllReduce(*factory, n);
+}
+
+TEST_CASE("cpu allReduceList", "[coll]") {
+  const auto factory = makeCpuBackendFactory();
+  const int n = GENERATE(1, 2, 3, 4);
+  ConformanceOptions options;
+  // Longer than one round of the shared-memory list collective.
+  options.list_length = ShmCommunicator::maxListRound() + 7;
+  checkAllReduceList(*factory, n, options);
 }
 
 TEST_CASE("cpu reduce", "[coll]") {

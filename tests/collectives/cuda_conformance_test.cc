@@ -63,6 +63,9 @@ constexpr bool kStaged = false;
 TEST_CASE("cuda nccl allReduce on 1 GPU", "[gpu]") {
   check(checkAllReduce, 1, kNccl);
 }
+TEST_CASE("cuda nccl allReduceList on 1 GPU", "[gpu]") {
+  check(checkAllReduceList, 1, kNccl);
+}
 TEST_CASE("cuda nccl reduce on 1 GPU", "[gpu]") {
   check(checkReduce, 1, kNccl);
 }
@@ -87,6 +90,9 @@ TEST_CASE("cuda host-staged back to back on 1 GPU", "[gpu]") {
 
 TEST_CASE("cuda host-staged allReduce on 2 ranks sharing a GPU", "[gpu]") {
   checkShared(checkAllReduce, 2);
+}
+TEST_CASE("cuda host-staged allReduceList on 2 ranks sharing a GPU", "[gpu]") {
+  checkShared(checkAllReduceList, 2);
 }
 TEST_CASE("cuda host-staged reduce on 2 ranks sharing a GPU", "[gpu]") {
   checkShared(checkReduce, 2);
@@ -122,7 +128,7 @@ TEST_CASE("cuda nccl on ranks sharing a GPU is refused at once, naming host stag
         } catch (const UsageError& e) {
           const std::string message = e.what();
           for (const char* part :
-               {"NCCL needs one GPU per rank", "share cuda:0", ".nccl = false"}) {
+               {"NCCL needs one GPU per rank", "share cuda:0", ".native = false"}) {
             if (message.find(part) == std::string::npos) {
               throw std::runtime_error(str("the refusal does not say '", part, "': ", message));
             }
@@ -136,6 +142,9 @@ TEST_CASE("cuda nccl on ranks sharing a GPU is refused at once, naming host stag
 
 TEST_CASE("cuda nccl allReduce on 2 GPUs", "[gpu]") {
   check(checkAllReduce, 2, kNccl);
+}
+TEST_CASE("cuda nccl allReduceList on 2 GPUs", "[gpu]") {
+  check(checkAllReduceList, 2, kNccl);
 }
 TEST_CASE("cuda nccl reduce on 2 GPUs", "[gpu]") {
   check(checkReduce, 2, kNccl);

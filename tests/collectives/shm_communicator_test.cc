@@ -76,5 +76,35 @@ TEST_CASE("shm: a wrapper that fails before its collective fails it on every ran
   });
 }
 
+TEST_CASE("shm: a list of k buffers is one collective: two barriers, however long", "[coll]") {
+  const auto factory = makeCpuBackendFactory();
+  const int n = GENERATE(2, 3);
+  runOnRanks(*factory, n, [](RankContext& ctx) {
+    Communicator& comm = ctx.backend.communicator(true);
+    constexpr size_t kBuffers = 64;
+    std::vector<float*> buffers;
+    std::vector<AllReduceArgs> list;
+    for (size_t k = 0; k < kBuffers; ++k) {
+      buffers.push_back(static_cast<float*>(ctx.device().allocate(4 * sizeof(float))));
+      for (int i = 0; i < 4; ++i)
+        buffers.back()[i] = static_cast<float>(ctx.rank() + 1) * static_cast<float>(k + 1);
+      list.push_back({buffers.back(), 4, DType::Float32, ReduceOp::Sum});
+    }
+    Waiter waiter = ctx.waiter("a list of 64 all_reduces");
+    const uint64_t before = ctx.group.barrier().epoch();
+    comm.allReduceList(list, waiter);
+    const uint64_t barriers = ctx.group.barrier().epoch() - before;
+    if (barriers != 2) throw std::runtime_error(str("the list took ", barriers, " barriers"));
+    const int ranks_sum = ctx.size() * (ctx.size() + 1) / 2;
+    for (size_t k = 0; k < kBuffers; ++k) {
+      const float want = static_cast<float>(ranks_sum) * static_cast<float>(k + 1);
+      if (buffers[k][3] != want) {
+        throw std::runtime_error(str("buffer ", k, " holds ", buffers[k][3], ", not ", want));
+      }
+      ctx.device().release(buffers[k]);
+    }
+  });
+}
+
 }  // namespace
 }  // namespace synk::test

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "plugins/synk.h"
+#include "synk/synk.h"
 #include "tests/support/session_fixture.h"
 
 using namespace synk;

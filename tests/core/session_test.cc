@@ -9,7 +9,7 @@
 
 #include "core/shm_segment.h"
 #include "plugins/abi/synk_plugin.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 #include "tests/support/rank_fixture.h"
 #include "tests/support/session_fixture.h"
 

@@ -82,13 +82,13 @@ std::vector<double> rankValues(int r) {
 void checkEveryOp(int n) {
   Kit kit(n);
   Function fill = kit.session.function(kit.model, "fill_ranked");
-  for (bool nccl : {true, false}) {
-    if (nccl && test::sharesDevices(n)) {
+  for (bool native : {true, false}) {
+    if (native && test::sharesDevices(n)) {
       // NCCL needs one GPU per rank: asked for on ranks sharing one, it is refused at once,
       // naming the host-staged alternative, and the session goes on.
       CHECK_THROWS_WITH(
-          kit.session.allReduce({kit.model.variable(kTyped[0])}, ReduceOp::Sum, {.nccl = true}),
-          Contains("NCCL needs one GPU per rank") && Contains(".nccl = false"));
+          kit.session.allReduce({kit.model.variable(kTyped[0])}, ReduceOp::Sum, {.native = true}),
+          Contains("NCCL needs one GPU per rank") && Contains(".native = false"));
       continue;
     }
     for (ReduceOp op :
@@ -99,14 +99,14 @@ void checkEveryOp(int n) {
           CHECK_THROWS_WITH(kit.session.allReduce({v}, op), Contains("'avg' needs a floating"));
           continue;
         }
-        INFO(name << " " << reduceOpName(op) << " on " << n << " ranks, nccl=" << nccl);
+        INFO(name << " " << reduceOpName(op) << " on " << n << " ranks, native=" << native);
         const std::vector<double> want = expected(op, n, v.dtype());
         fill({});
-        const Array reduced = kit.session.reduce({v}, op, false, {.nccl = nccl}).at(0);
+        const Array reduced = kit.session.reduce({v}, op, false, {.native = native}).at(0);
         CHECK(asDoubles(reduced) == want);
         CHECK(asDoubles(v.getValue()) == rankValues(0));  // not in place: master unchanged
-        kit.session.allReduce({v}, op, {.nccl = nccl});
-        const Array all = kit.session.gather({v}, 1, {.nccl = nccl}).at(0);
+        kit.session.allReduce({v}, op, {.native = native});
+        const Array all = kit.session.gather({v}, 1, {.native = native}).at(0);
         REQUIRE(all.shape() == Shape{n, 4});
         for (int r = 0; r < n; ++r) {
           CHECK(asDoubles(Array::copyOf(all.view().row(r))) == want);

@@ -25,7 +25,7 @@
 #include "harness/runner.h"
 #include "harness/stats.h"
 #include "harness/store.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 using namespace synk;
 using namespace synk::harness;

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/plugin_search.h"
 #include "plugins/host/dll_model_loader.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 using namespace synk;
 using Catch::Contains;

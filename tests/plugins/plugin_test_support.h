@@ -13,7 +13,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/model.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 namespace synk::testing {
 
@@ -70,10 +70,8 @@ class TestDevice final : public Device {
 class TestCallFrame final : public CallFrame {
  public:
   TestCallFrame(Device& device, const ModelSpec& spec, const std::string& function)
-      : device_(device), spec_(spec) {
-    for (size_t i = 0; i < spec.functions.size(); ++i) {
-      if (spec.functions[i].name == function) this->function = static_cast<int>(i);
-    }
+      : CallFrame(spec.functions.at(find(spec, function)).outputs), device_(device), spec_(spec) {
+    this->function = find(spec, function);
     outputs_.resize(spec.functions[this->function].outputs.size());
   }
   ~TestCallFrame() override {
@@ -85,18 +83,27 @@ class TestCallFrame final : public CallFrame {
 
   static TensorRef ref(Array& array) { return {array.data(), array.dtype(), array.shape()}; }
 
-  void* output(int index, const Shape& shape) override {
+  const ArrayView& result(int index) const { return outputs_.at(index); }
+
+  int refuse_output = -1;  // allocate() throws for this index
+
+ protected:
+  void* allocate(int index, const Shape& shape) override {
     if (index == refuse_output) throw InvalidArgument("test frame refuses this output");
     const DType dtype = spec_.functions[function].outputs.at(index).dtype;
     void* data = device_.allocate(static_cast<size_t>(numElements(shape)) * dtypeSize(dtype));
     outputs_[index] = ArrayView(data, dtype, shape);
     return data;
   }
-  const ArrayView& result(int index) const { return outputs_.at(index); }
-
-  int refuse_output = -1;  // output() throws for this index
 
  private:
+  static int find(const ModelSpec& spec, const std::string& function) {
+    for (size_t i = 0; i < spec.functions.size(); ++i) {
+      if (spec.functions[i].name == function) return static_cast<int>(i);
+    }
+    return 0;
+  }
+
   Device& device_;
   const ModelSpec& spec_;
   std::vector<ArrayView> outputs_;

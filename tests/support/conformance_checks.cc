@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -225,6 +226,38 @@ void runAllReduce(RankContext& ctx, Communicator& comm, const ConformanceOptions
       op == ReduceOp::Avg ? tolerance(dtype) : 0);
 }
 
+// One allReduceList over `entries` (dtype, op, count each); entry k's inputs are shifted by k so
+// that a buffer reduced into the wrong place shows.
+struct ListEntry {
+  DType dtype;
+  ReduceOp op;
+  size_t count;
+};
+
+void runAllReduceList(RankContext& ctx, Communicator& comm, const ConformanceOptions& options,
+                      const std::vector<ListEntry>& entries) {
+  const std::string what = str("allReduceList of ", entries.size());
+  std::vector<std::unique_ptr<TestBuffer>> buffers;
+  std::vector<AllReduceArgs> list;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const ListEntry& e = entries[k];
+    buffers.push_back(std::make_unique<TestBuffer>(ctx, options, e.dtype, e.count));
+    buffers.back()->upload(
+        generate(e.count, [&](size_t i) { return reduceInput(e.op, e.dtype, ctx.rank(), i + k); }));
+    list.push_back({buffers.back()->data(), e.count, e.dtype, e.op});
+  }
+  Waiter waiter = ctx.waiter(what);
+  comm.allReduceList(list, waiter);
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const ListEntry& e = entries[k];
+    expectValues(
+        str(what, ": ", caseName("buffer", e.dtype, e.count), " #", k, " op ", reduceOpName(e.op)),
+        ctx, buffers[k]->download(), e.count,
+        [&](size_t i) { return reduced(e.op, e.dtype, ctx.size(), i + k); },
+        e.op == ReduceOp::Avg ? tolerance(e.dtype) : 0);
+  }
+}
+
 void runReduce(RankContext& ctx, Communicator& comm, const ConformanceOptions& options, DType dtype,
                ReduceOp op, size_t count, int root, bool in_place) {
   const std::string what = str(caseName("reduce", dtype, count), " op ", reduceOpName(op), " root ",
@@ -331,6 +364,32 @@ void checkAllReduce(BackendFactory& factory, int n_ranks, const ConformanceOptio
       rankOptions(options));
 }
 
+void checkAllReduceList(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
+  runOnRanks(
+      factory, n_ranks,
+      [&](RankContext& ctx) {
+        Communicator& comm = ctx.backend.communicator(options.native);
+        // Every dtype, op and count in one list (small and large buffers, zero counts among them).
+        std::vector<ListEntry> mixed;
+        for (DType dtype : options.dtypes) {
+          for (ReduceOp op : kOps) {
+            if (!validOp(op, dtype)) continue;
+            const size_t count = options.counts[mixed.size() % options.counts.size()];
+            mixed.push_back({dtype, op, count});
+          }
+        }
+        runAllReduceList(ctx, comm, options, mixed);
+        // Many small variables, the case the list exists for; then lists of one and of nothing.
+        runAllReduceList(
+            ctx, comm, options,
+            std::vector<ListEntry>(options.list_length, {DType::Float32, ReduceOp::Sum, 4}));
+        runAllReduceList(ctx, comm, options, {{DType::Float64, ReduceOp::Max, 17}});
+        runAllReduceList(ctx, comm, options, {{DType::Float32, ReduceOp::Sum, 0}});
+        runAllReduceList(ctx, comm, options, {});
+      },
+      rankOptions(options));
+}
+
 void checkReduce(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
   runOnRanks(
       factory, n_ranks,
@@ -418,6 +477,11 @@ void checkInvalidArguments(BackendFactory& factory, int n_ranks,
         expectInvalid(ctx, "allReduce avg of int32", [&] {
           comm.allReduce({ints.data(), 64, DType::Int32, ReduceOp::Avg}, waiter);
         });
+        expectInvalid(ctx, "allReduceList with avg of int32 second", [&] {
+          const AllReduceArgs list[] = {{p, 64, DType::Float32, ReduceOp::Sum},
+                                        {ints.data(), 64, DType::Int32, ReduceOp::Avg}};
+          comm.allReduceList(list, waiter);
+        });
         expectInvalid(ctx, "reduce op none", [&] {
           comm.reduce({p, p, 64, DType::Float32, ReduceOp::None, 0}, waiter);
         });
@@ -473,6 +537,7 @@ void checkBackToBack(BackendFactory& factory, int n_ranks, const ConformanceOpti
 
 void checkAllCollectives(BackendFactory& factory, int n_ranks, const ConformanceOptions& options) {
   checkAllReduce(factory, n_ranks, options);
+  checkAllReduceList(factory, n_ranks, options);
   checkReduce(factory, n_ranks, options);
   checkBroadcast(factory, n_ranks, options);
   checkGather(factory, n_ranks, options);

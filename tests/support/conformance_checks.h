@@ -25,11 +25,18 @@ struct ConformanceOptions {
                                DType::UInt8,   DType::Float16, DType::BFloat16};
   // Element counts (gathers use per-rank counts derived from these, some of them 0).
   std::vector<size_t> counts = {0, 1, 3, 17, 64, 1000, 4099, 70001};
+  // Buffers of 4 floats in one allReduceList (the shared-memory communicator runs more than
+  // ShmCommunicator::maxListRound() in rounds).
+  size_t list_length = 300;
   // Device of each rank (RankOptions::devices): {0, 0} runs two ranks on one GPU.
   std::vector<int> devices{};
 };
 
 void checkAllReduce(BackendFactory& factory, int n_ranks, const ConformanceOptions& options = {});
+// allReduceList: every dtype, op and count in one list; many small buffers; a list of one
+// buffer, of one empty buffer, and an empty list.
+void checkAllReduceList(BackendFactory& factory, int n_ranks,
+                        const ConformanceOptions& options = {});
 // Every root; send and recv at the root separate or identical (alternating over the counts).
 void checkReduce(BackendFactory& factory, int n_ranks, const ConformanceOptions& options = {});
 void checkBroadcast(BackendFactory& factory, int n_ranks, const ConformanceOptions& options = {});

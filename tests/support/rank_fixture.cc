@@ -28,25 +28,25 @@ void writeSlotMessage(ProcessGroup& group, const std::string& message) {
 // none.
 std::vector<int> devicesFor(const BackendFactory& factory, int n_ranks,
                             const std::vector<int>& listed) {
-  if (factory.name() == "cpu") return {};
+  if (!factory.bindsDevices()) return {};
   if (!listed.empty()) return listed;
   std::vector<int> devices(static_cast<size_t>(n_ranks));
-  for (int r = 0; r < n_ranks; ++r) devices[static_cast<size_t>(r)] = r;
+  for (int r = 0; r < n_ranks; ++r)
+    devices[static_cast<size_t>(r)] = r;
   return devices;
 }
 
-void requireRunnable(const BackendFactory& factory, int n_ranks,
-                     const std::vector<int>& devices) {
+void requireRunnable(const BackendFactory& factory, int n_ranks, const std::vector<int>& devices) {
   std::string why;
   if (!factory.isViable(&why)) {
     skipTest(str("backend '", factory.name(), "' is not viable here: ", why));
   }
   if (!devices.empty() && static_cast<int>(devices.size()) != n_ranks) {
-    FAIL("RankOptions::devices lists " << devices.size() << " devices for " << n_ranks
-                                       << " ranks");
+    FAIL("RankOptions::devices lists " << devices.size() << " devices for " << n_ranks << " ranks");
   }
   int needed = 0;
-  for (int d : devices) needed = std::max(needed, d + 1);
+  for (int d : devices)
+    needed = std::max(needed, d + 1);
   if (factory.deviceCount() < needed) {
     skipTest(str("backend '", factory.name(), "' sees ", factory.deviceCount(),
                  " device(s), the test needs ", needed));
@@ -151,9 +151,9 @@ RankRun launchRanks(BackendFactory& factory, int n_ranks, const RankBody& body,
   group_options.master_rank = 0;
   group_options.timeout = options.timeout;
   group_options.spin = options.spin;
-  auto group = ProcessGroup::create(
-      group_options,
-      [&](ProcessGroup& worker) { return workerMain(worker, factory, body, devices); });
+  auto group = ProcessGroup::create(group_options, [&](ProcessGroup& worker) {
+    return workerMain(worker, factory, body, devices);
+  });
 
   RankRun run;
   run.shm_prefix = group->shmPrefix();

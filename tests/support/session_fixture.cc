@@ -12,7 +12,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/shm_segment.h"
-#include "plugins/synk.h"
+#include "synk/synk.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {
@@ -23,29 +23,29 @@ std::string testBackend() {
 }
 
 bool sharesDevices(int n_ranks) {
-  if (testBackend() == "cpu") return false;
   BackendRegistry registry = makeDefaultRegistry();
   BackendFactory* factory = registry.find(testBackend());
-  return factory != nullptr && factory->deviceCount() < n_ranks;
+  return factory != nullptr && factory->bindsDevices() && factory->deviceCount() < n_ranks;
 }
 
 Session forkForTest(int n_ranks, ForkOptions options) {
   options.backend = testBackend();
   options.n_parallel = n_ranks;
   if (options.timeout == ForkOptions{}.timeout) options.timeout = std::chrono::seconds(30);
-  if (options.backend != "cpu") {
-    BackendRegistry registry = makeDefaultRegistry();
-    BackendFactory* factory = registry.find(options.backend);
-    std::string why;
-    if (!factory || !factory->isViable(&why)) {
-      skipTest(str("backend ", options.backend, " is not available: ", why));
-    }
+  BackendRegistry registry = makeDefaultRegistry();
+  BackendFactory* factory = registry.find(options.backend);
+  std::string why;
+  if (!factory || !factory->isViable(&why)) {
+    skipTest(str("backend ", options.backend, " is not available: ", why));
+  }
+  if (factory->bindsDevices()) {
     const int count = factory->deviceCount();
     if (count < 1) skipTest(str("no ", options.backend, " device visible"));
     if (options.devices.empty() && count < n_ranks) {
       // Fewer GPUs than ranks: ranks share them round-robin, which runs every multi-rank path
       // but NCCL (collectives go host-staged; CollectiveOptions left unset picks that).
-      for (int r = 0; r < n_ranks; ++r) options.devices.push_back(r % count);
+      for (int r = 0; r < n_ranks; ++r)
+        options.devices.push_back(r % count);
     }
   }
   return synk::fork(options);

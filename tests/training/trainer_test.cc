@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "plugins/synk.h"
+#include "synk/synk.h"
 #include "tests/support/session_fixture.h"
 #include "training/datasets.h"
 #include "training/trainer.h"

@@ -11,19 +11,17 @@
 namespace synk::plugin_host {
 namespace {
 
-// The host side of synk_call.allocate_output for one call. Exceptions stop here: the plugin
-// sees NULL, the reason is kept for the error message.
+// The host side of synk_call.allocate_output for one call: CallFrame::output checks the request
+// against the declaration. Exceptions stop here: the plugin sees NULL, the reason is kept for the
+// error message.
 struct OutputRequests {
   CallFrame* frame;
-  const FunctionSpec* fn;
-  std::vector<bool>& allocated;
-  Shape& dims;
   std::string error;
 
   static void* allocate(void* host, uint32_t index, int32_t ndim, const int64_t* shape) noexcept {
     auto* self = static_cast<OutputRequests*>(host);
     try {
-      return self->take(index, ndim, shape);
+      return self->frame->output(index, ndim, shape);
     } catch (const std::exception& e) {
       try {
         if (self->error.empty()) self->error = e.what();
@@ -33,30 +31,6 @@ struct OutputRequests {
     } catch (...) {  // noexcept: nothing may escape to the plugin
       return nullptr;
     }
-  }
-
-  void* take(uint32_t index, int32_t ndim, const int64_t* shape) {
-    if (index >= fn->outputs.size()) {
-      throw InvalidArgument(
-          str("allocate_output(", index, "): the function has ", fn->outputs.size(), " outputs"));
-    }
-    const TensorSpec& out = fn->outputs[index];
-    if (allocated[index]) throw InvalidArgument(str("output '", out.name, "' allocated twice"));
-    if (ndim != out.ndim) {
-      throw InvalidArgument(str("output '", out.name, "' is declared with ", out.ndim,
-                                " dimensions; allocate_output asked for ", ndim));
-    }
-    if (ndim > 0 && !shape) throw InvalidArgument(str("output '", out.name, "': shape is NULL"));
-    dims.assign(shape, shape + ndim);
-    for (int64_t dim : dims) {
-      if (dim < 0) {
-        throw InvalidArgument(
-            str("output '", out.name, "': negative dimension in ", shapeString(dims)));
-      }
-    }
-    void* data = frame->output(static_cast<int>(index), dims);
-    allocated[index] = true;
-    return data;
   }
 };
 
@@ -147,8 +121,7 @@ void DllModelInstance::call(CallFrame& frame) {
   const std::vector<synk_tensor>& inputs = toRaw(frame.inputs, raw_.inputs);
   const std::vector<synk_tensor>& reads = toRaw(frame.reads, raw_.reads);
   const std::vector<synk_tensor>& updates = toRaw(frame.updates, raw_.updates);
-  raw_.allocated.assign(fn.outputs.size(), false);
-  OutputRequests outputs{&frame, &fn, raw_.allocated, raw_.dims, {}};
+  OutputRequests outputs{&frame, {}};
 
   synk_call raw{};
   raw.struct_size = sizeof raw;
@@ -175,7 +148,7 @@ void DllModelInstance::call(CallFrame& frame) {
   }
   bool complete = true;
   for (size_t i = 0; i < fn.outputs.size(); ++i)
-    complete = complete && (outputs.allocated[i] || !wanted(i));
+    complete = complete && (frame.allocated(i) || !wanted(i));
   if (status == SYNK_OK && outputs.error.empty() && complete) return;
   const std::string failed = str(prefix(), ": function '", fn.name, "' failed: ");
   if (status != SYNK_OK) {
@@ -190,7 +163,7 @@ void DllModelInstance::call(CallFrame& frame) {
         str(failed, "it returned SYNK_OK after an output was refused: ", outputs.error));
   }
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
-    if (!outputs.allocated[i] && wanted(i)) {
+    if (!frame.allocated(i) && wanted(i)) {
       throw PluginError(
           str(failed, "it returned without allocating output '", fn.outputs[i].name, "'"));
     }

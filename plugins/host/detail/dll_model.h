@@ -94,8 +94,6 @@ class DllModelInstance final : public ModelInstance {
   // The raw tensors of the call in progress, kept between calls so a call allocates nothing.
   struct RawCall {
     std::vector<synk_tensor> inputs, reads, updates;
-    std::vector<bool> allocated;
-    Shape dims;  // the shape allocate_output was asked for
   };
   RawCall raw_;
 };

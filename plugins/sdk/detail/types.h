@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/element_types.h"
 #include "plugins/abi/synk_plugin.h"
 
 namespace synk::sdk {
@@ -68,70 +69,24 @@ enum class LogLevel : int32_t {
 
 using Shape = std::vector<int64_t>;
 
-// Storage of float16 and bfloat16 elements: the bits, so templates tell them from integers.
-struct Half {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
-
-namespace detail {
-inline uint32_t floatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-inline float bitsFloat(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-}  // namespace detail
+// Storage of float16 and bfloat16 elements, their conversions and dtype codes: the host's own
+// (core/element_types.h), so that a plugin rounds exactly as the host does.
+using synk::BFloat16;
+using synk::Half;
 
 inline float toFloat(BFloat16 value) {
-  return detail::bitsFloat(uint32_t{value.bits} << 16);
+  return synk::bfloat16ToFloat(value.bits);
 }
-
 // Round to nearest even; NaN stays a (quiet) NaN.
 inline BFloat16 toBFloat16(float value) {
-  const uint32_t bits = detail::floatBits(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return {static_cast<uint16_t>((bits >> 16) | 0x40u)};
-  const uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
-  return {static_cast<uint16_t>((bits + rounding) >> 16)};
+  return {synk::floatToBFloat16(value)};
 }
-
 inline float toFloat(Half value) {
-  const uint32_t h = value.bits;
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 0x1f) return detail::bitsFloat(sign | 0x7f800000u | mantissa << 13);
-  return detail::bitsFloat(sign | (exponent + 127 - 15) << 23 | mantissa << 13);
+  return synk::halfToFloat(value.bits);
 }
-
 // Round to nearest even, overflow to infinity.
 inline Half toHalf(float value) {
-  const uint32_t bits = detail::floatBits(value);
-  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  const uint32_t abs = bits & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {
-    return {static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u))};
-  }
-  if (abs >= 0x477ff000u) return {static_cast<uint16_t>(sign | 0x7c00u)};
-  if (abs < 0x38800000u) {  // half subnormal or zero: count units of 2^-24
-    const float units = detail::bitsFloat(abs) * 16777216.0f;
-    return {static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(units)))};
-  }
-  uint32_t rebased = abs - ((127u - 15u) << 23);
-  const uint32_t lower = rebased & 0x1fffu;
-  rebased >>= 13;
-  if (lower > 0x1000u || (lower == 0x1000u && (rebased & 1u))) ++rebased;
-  return {static_cast<uint16_t>(sign | rebased)};
+  return {synk::floatToHalf(value)};
 }
 
 inline size_t dtypeSize(DType dtype) {
@@ -174,23 +129,13 @@ inline const char* dtypeName(DType dtype) {
 
 template <typename T>
 constexpr DType dtypeOf() {
-  if constexpr (std::is_same_v<T, float>)
-    return DType::Float32;
-  else if constexpr (std::is_same_v<T, double>)
-    return DType::Float64;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return DType::Int32;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return DType::Int64;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return DType::UInt8;
-  else if constexpr (std::is_same_v<T, Half>)
-    return DType::Float16;
-  else if constexpr (std::is_same_v<T, BFloat16>)
-    return DType::BFloat16;
-  else
-    static_assert(sizeof(T) == 0, "not a synk element type");
+  return static_cast<DType>(synk::dtypeCode<T>());
 }
+static_assert(dtypeOf<float>() == DType::Float32 && dtypeOf<double>() == DType::Float64 &&
+                  dtypeOf<int32_t>() == DType::Int32 && dtypeOf<int64_t>() == DType::Int64 &&
+                  dtypeOf<uint8_t>() == DType::UInt8 && dtypeOf<Half>() == DType::Float16 &&
+                  dtypeOf<BFloat16>() == DType::BFloat16,
+              "core/element_types.h's codes are the ABI's SYNK_DTYPE_* values");
 
 // The bytes of values (a list, or a pointer and a count), for Variable::initial.
 template <typename T>

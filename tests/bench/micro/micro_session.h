@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 namespace synk::micro {
 

@@ -75,6 +75,7 @@ class StandinBackendFactory final : public BackendFactory {
   std::string name() const override { return "nccl-standin"; }
   bool isViable(std::string*) const override { return true; }
   int deviceCount() const override { return kMaxRanks; }
+  bool bindsDevices() const override { return true; }
   // The ledger must exist before fork, so that every rank shares it.
   void checkBeforeFork() const override { (void)ledger(); }
   std::unique_ptr<Backend> create(RankEnvironment& env) override {

@@ -1,4 +1,4 @@
-#include "plugins/synk.h"
+#include "synk/synk.h"
 
 #include <unistd.h>
 

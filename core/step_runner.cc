@@ -1,0 +1,166 @@
+#include "core/step_runner.h"
+
+#include <cstring>
+#include <iterator>
+
+#include "core/data_store.h"
+#include "core/error.h"
+#include "core/process_group.h"
+#include "core/uniform_shapes.h"
+
+namespace synk::detail {
+
+const std::string& stepName(Opcode opcode) {
+  static const std::string kNames[] = {"step 'unknown'",    "step 'quit'", "step 'barrier'",
+                                       "step 'distribute'", "step 'call'", "step 'collective'"};
+  const auto index = static_cast<size_t>(opcode);
+  return kNames[index < std::size(kNames) ? index : 0];
+}
+
+StepRunner::StepRunner(DataStore& data, UniformShapes& shapes, const uint64_t& shape_generation,
+                       std::function<void(const std::string& reason)> fatal)
+    : data_(data), shapes_(shapes), shape_generation_(shape_generation), fatal_(std::move(fatal)) {}
+
+void StepRunner::handle(Opcode opcode, StepHandler& handler) {
+  handlers_.at(static_cast<size_t>(opcode)) = &handler;
+}
+
+StepResult StepRunner::execute(Opcode opcode, ByteReader& payload, Waiter& waiter) {
+  const auto index = static_cast<size_t>(opcode);
+  StepHandler* handler = index < handlers_.size() ? handlers_[index] : nullptr;
+  if (!handler) throw InternalError(str("unknown opcode ", index));
+  return handler->run(payload, waiter);
+}
+
+void StepRunner::writeStatus(const Status& status) {
+  RankSlot& slot = group_->control().slot(group_->rank());
+  slot.status = static_cast<int32_t>(status.kind);
+  slot.shape_generation = shape_generation_;
+  storeMessage(slot.message, status.message);
+}
+
+void StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload) {
+  ControlBlock& cb = group_->control();
+  ByteWriter framed;
+  framed.putVector(data_.pendingReleases());
+  framed.append(payload.data(), payload.size());
+  PayloadHeader header;
+  if (sizeof header + framed.size() <= kCommandBytes) {
+    header.inline_bytes = framed.size();
+    std::memcpy(cb.payload + sizeof header, framed.data(), framed.size());
+  } else {
+    // Too large for the control block (long index lists): ship it in a blob, which grows.
+    if (!payload_blob_ || payload_blob_->size() < framed.size()) {
+      if (payload_blob_) ShmSegment::remove(payload_blob_->name());
+      if (!payload_blob_id_) payload_blob_id_ = data_.nextBlobId();
+      ++payload_blob_generation_;
+      payload_blob_ = std::make_unique<ShmSegment>(ShmSegment::create(
+          blobName(group_->shmPrefix(), payload_blob_id_, payload_blob_generation_),
+          framed.size() * 2, "command arguments"));
+    }
+    std::memcpy(payload_blob_->data(), framed.data(), framed.size());
+    header.blob_id = payload_blob_id_;
+    header.blob_generation = payload_blob_generation_;
+    header.blob_bytes = payload_blob_->size();
+  }
+  std::memcpy(cb.payload, &header, sizeof header);
+  cb.opcode = static_cast<uint32_t>(opcode);
+  data_.releasesSent();  // only now: a failure above must not forget them
+}
+
+ByteReader StepRunner::readCommand(Opcode& opcode) {
+  ControlBlock& cb = group_->control();
+  opcode = static_cast<Opcode>(cb.opcode);
+  PayloadHeader header;
+  std::memcpy(&header, cb.payload, sizeof header);
+  ByteReader reader(cb.payload + sizeof header, header.inline_bytes);
+  if (header.inline_bytes == 0 && header.blob_id != 0) {
+    const std::byte* bytes =
+        data_.blobs().attach({header.blob_id, header.blob_generation, header.blob_bytes});
+    blob_copy_.assign(bytes, bytes + header.blob_bytes);
+    reader = ByteReader(blob_copy_.data(), blob_copy_.size());
+  }
+  if (opcode != Opcode::Quit) {
+    for (uint64_t id : reader.getVector<uint64_t>())
+      data_.blobs().release(id);
+  }
+  return reader;
+}
+
+StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::string& what) {
+  writeCommand(opcode, payload);
+  Waiter waiter = group_->commandWaiter(what);
+  const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
+  StepResult result;
+  try {
+    group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+    Opcode echoed;
+    ByteReader reader = readCommand(echoed);
+    result = execute(opcode, reader, waiter);
+    writeStatus(result.status);
+    group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    shapes_.noteStep(group_->control(), group_->size());
+  } catch (const PeerFailure& e) {
+    // A rank that never passed this step's start died before it, while the master was idle
+    // (an idle rank has already arrived at the next start: its barrier epoch does not tell).
+    const int rank = e.rank();
+    const bool between = rank >= 0 && rank < group_->size() && rank != group_->rank() &&
+                         group_->control().slot(rank).started.load() < start_epoch;
+    fatal_(e.what());
+    throw PeerFailure(rank, between ? str(e.what(), " (between steps, before ", what, ")")
+                                    : str(e.what(), " (during ", what, ")"));
+  } catch (const std::exception& e) {
+    fatal_(e.what());
+    throw;
+  }
+  throwStatuses();
+  return result;
+}
+
+void StepRunner::serve() {
+  while (true) {
+    Waiter idle = group_->idleWaiter();
+    group_->barrier().arrive(idle, BarrierSite::CommandStart);
+    group_->control()
+        .slot(group_->rank())
+        .started.store(group_->barrier().epoch(), std::memory_order_relaxed);
+    Opcode opcode;
+    ByteReader payload = readCommand(opcode);
+    if (opcode == Opcode::Quit) return;
+    Waiter waiter = group_->commandWaiter(stepName(opcode));
+    writeStatus(execute(opcode, payload, waiter).status);
+    group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+  }
+}
+
+void StepRunner::quit() {
+  writeCommand(Opcode::Quit, ByteWriter());
+  Waiter waiter = group_->commandWaiter("close");
+  group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+}
+
+void StepRunner::throwStatuses() {
+  ControlBlock& cb = group_->control();
+  int first = -1;
+  std::string others;
+  for (int r = 0; r < group_->size(); ++r) {
+    if (cb.slot(r).status == 0) continue;
+    if (first < 0) {
+      first = r;
+    } else {
+      others += str(others.empty() ? "" : ", ", r);
+    }
+  }
+  if (first < 0) return;
+  const RankSlot& slot = cb.slot(first);
+  std::string message = slot.message;
+  if (!others.empty()) message += str(" (rank(s) ", others, " failed too)");
+  switch (static_cast<ErrorKind>(slot.status)) {
+    case ErrorKind::InvalidArgument:
+      throw InvalidArgument(message);
+    default:
+      throw RankError(first, str("rank ", first, ": ", message));
+  }
+}
+
+}  // namespace synk::detail
