@@ -26,6 +26,4 @@ function(synk_target_headers target scope)
   set_property(TARGET ${target} APPEND PROPERTY SYNK_HEADER_PATHS ${ARGN})
   target_include_directories(${target} ${scope}
     $<BUILD_INTERFACE:${root}> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  # Sources still include "core/session.h" until the include rename (SYNK_LEGACY_INCLUDES):
-  target_include_directories(${target} ${scope} $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/synk>)  # SYNK_LEGACY_INCLUDES
 endfunction()

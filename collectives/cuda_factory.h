@@ -5,7 +5,7 @@
 // cuda test suites).
 #include <memory>
 
-#include "core/backend.h"
+#include "synk/core/backend.h"
 
 namespace synk {
 

@@ -1,12 +1,12 @@
-#include "collectives/cuda_loader.h"
+#include "synk/collectives/cuda_loader.h"
 
 #include <dlfcn.h>
 
 #include <mutex>
 
-#include "collectives/cuda_module.h"
-#include "core/error.h"
-#include "core/plugin_search.h"
+#include "synk/collectives/cuda_module.h"
+#include "synk/core/error.h"
+#include "synk/core/plugin_search.h"
 
 namespace synk {
 namespace {

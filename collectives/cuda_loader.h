@@ -5,7 +5,7 @@
 // backend is listed but not viable, and says why.
 #include <memory>
 
-#include "core/backend.h"
+#include "synk/core/backend.h"
 
 namespace synk {
 

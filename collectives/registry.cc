@@ -1,7 +1,7 @@
-#include "collectives/registry.h"
+#include "synk/collectives/registry.h"
 
-#include "collectives/cpu/cpu_backend.h"
-#include "collectives/cuda_loader.h"
+#include "synk/collectives/cpu/cpu_backend.h"
+#include "synk/collectives/cuda_loader.h"
 
 namespace synk {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The backends synk ships with. The session owns the registry it is given (no static
 // registration); adding a backend is one line in registry.cc (collectives/README.md).
-#include "core/backend.h"
+#include "synk/core/backend.h"
 
 namespace synk {
 

@@ -1,10 +1,10 @@
-#include "core/array.h"
+#include "synk/core/array.h"
 
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
-#include "core/host_kernels.h"
+#include "synk/core/host_kernels.h"
 
 namespace synk {
 

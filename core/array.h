@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/error.h"
+#include "synk/core/dtype.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

@@ -1,6 +1,6 @@
-#include "core/backend.h"
+#include "synk/core/backend.h"
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/communicator.h"
-#include "core/device.h"
+#include "synk/core/communicator.h"
+#include "synk/core/device.h"
 
 namespace synk {
 

@@ -1,4 +1,4 @@
-#include "core/barrier.h"
+#include "synk/core/barrier.h"
 
 #include <immintrin.h>
 #include <linux/futex.h>
@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/process_state.h"
+#include "synk/core/error.h"
+#include "synk/core/process_state.h"
 
 namespace synk {
 namespace {

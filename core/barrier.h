@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/control_block.h"
-#include "core/waiter.h"
+#include "synk/core/control_block.h"
+#include "synk/core/waiter.h"
 
 namespace synk {
 

@@ -1,9 +1,9 @@
-#include "core/blob.h"
+#include "synk/core/blob.h"
 
 #include <algorithm>
 
-#include "core/device.h"
-#include "core/error.h"
+#include "synk/core/device.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/device_buffer.h"
-#include "core/shm_segment.h"
+#include "synk/core/device_buffer.h"
+#include "synk/core/shm_segment.h"
 
 namespace synk {
 

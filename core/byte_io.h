@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

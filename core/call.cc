@@ -2,10 +2,10 @@
 // then run the call step (call_exec.cc) and return the master's reduced outputs.
 #include <algorithm>
 
-#include "core/call_request.h"
-#include "core/data_impl.h"
-#include "core/error.h"
-#include "core/session_core.h"
+#include "synk/core/call_request.h"
+#include "synk/core/data_impl.h"
+#include "synk/core/error.h"
+#include "synk/core/session_core.h"
 
 namespace synk::detail {
 namespace {

@@ -1,8 +1,8 @@
-#include "core/call_collectives.h"
+#include "synk/core/call_collectives.h"
 
-#include "core/communicator.h"
-#include "core/error.h"
-#include "core/rank_resources.h"
+#include "synk/core/communicator.h"
+#include "synk/core/error.h"
+#include "synk/core/rank_resources.h"
 
 namespace synk::detail {
 

@@ -5,7 +5,7 @@
 // model; outside one, all_reduce is a UsageError. Function::asLocal opens a local Scope: the master
 // alone holds the whole batch, so a collective over "every rank" is over itself and leaves the
 // buffer as it is.
-#include "core/model.h"
+#include "synk/core/model.h"
 
 namespace synk {
 class Waiter;

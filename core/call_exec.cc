@@ -6,15 +6,15 @@
 //      the outputs onto the master.
 // Errors in 1 are reported through the Status and leave every variable unchanged; anything
 // failing in 3 is fatal for the session (ranks may be inside a collective).
-#include "core/call_exec.h"
+#include "synk/core/call_exec.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/exchange.h"
-#include "core/host_kernels.h"
-#include "core/row_copy.h"
+#include "synk/core/error.h"
+#include "synk/core/exchange.h"
+#include "synk/core/host_kernels.h"
+#include "synk/core/row_copy.h"
 
 namespace synk::detail {
 

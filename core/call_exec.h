@@ -3,12 +3,12 @@
 #include <string>
 #include <vector>
 
-#include "core/call_collectives.h"
-#include "core/call_request.h"
-#include "core/exchange.h"
-#include "core/model_table.h"
-#include "core/rank_resources.h"
-#include "core/step_runner.h"
+#include "synk/core/call_collectives.h"
+#include "synk/core/call_request.h"
+#include "synk/core/exchange.h"
+#include "synk/core/model_table.h"
+#include "synk/core/rank_resources.h"
+#include "synk/core/step_runner.h"
 
 namespace synk::detail {
 

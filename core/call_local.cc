@@ -1,8 +1,8 @@
 // Function::asLocal: the master alone runs a function on whole host arrays and updates its own
 // variables, like a plain single-process call (Synkhronos' as_theano). The reference that tests
 // compare distributed results with.
-#include "core/error.h"
-#include "core/session_core.h"
+#include "synk/core/error.h"
+#include "synk/core/session_core.h"
 
 namespace synk::detail {
 namespace {

@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/array.h"
-#include "core/blob.h"
-#include "core/byte_io.h"
-#include "core/selection.h"
+#include "synk/core/array.h"
+#include "synk/core/blob.h"
+#include "synk/core/byte_io.h"
+#include "synk/core/selection.h"
 
 namespace synk::detail {
 

@@ -1,10 +1,10 @@
-#include "core/collective_exec.h"
+#include "synk/core/collective_exec.h"
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/exchange.h"
-#include "core/row_copy.h"
+#include "synk/core/error.h"
+#include "synk/core/exchange.h"
+#include "synk/core/row_copy.h"
 
 namespace synk::detail {
 namespace {

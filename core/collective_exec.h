@@ -6,11 +6,11 @@
 // each runs the backend's communicator.
 #include <vector>
 
-#include "core/collective_request.h"
-#include "core/model_table.h"
-#include "core/rank_resources.h"
-#include "core/step_runner.h"
-#include "core/uniform_shapes.h"
+#include "synk/core/collective_request.h"
+#include "synk/core/model_table.h"
+#include "synk/core/rank_resources.h"
+#include "synk/core/step_runner.h"
+#include "synk/core/uniform_shapes.h"
 
 namespace synk::detail {
 

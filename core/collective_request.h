@@ -3,11 +3,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/array.h"
-#include "core/byte_io.h"
-#include "core/call_request.h"
-#include "core/reduce_op.h"
-#include "core/selection.h"
+#include "synk/core/array.h"
+#include "synk/core/byte_io.h"
+#include "synk/core/call_request.h"
+#include "synk/core/reduce_op.h"
+#include "synk/core/selection.h"
 
 namespace synk::detail {
 

@@ -1,6 +1,6 @@
-#include "core/command.h"
+#include "synk/core/command.h"
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

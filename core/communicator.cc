@@ -1,6 +1,6 @@
-#include "core/communicator.h"
+#include "synk/core/communicator.h"
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

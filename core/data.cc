@@ -2,10 +2,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/data_impl.h"
-#include "core/error.h"
-#include "core/host_kernels.h"
-#include "core/session_core.h"
+#include "synk/core/data_impl.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
+#include "synk/core/session_core.h"
 
 namespace synk {
 namespace detail {

@@ -4,10 +4,10 @@
 #include <memory>
 #include <string>
 
-#include "core/array.h"
-#include "core/blob.h"
-#include "core/session.h"
-#include "core/shm_segment.h"
+#include "synk/core/array.h"
+#include "synk/core/blob.h"
+#include "synk/core/session.h"
+#include "synk/core/shm_segment.h"
 
 namespace synk::detail {
 

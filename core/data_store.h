@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/blob.h"
+#include "synk/core/blob.h"
 
 namespace synk::detail {
 

@@ -1,4 +1,4 @@
-#include "core/device.h"
+#include "synk/core/device.h"
 
 namespace synk {
 

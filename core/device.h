@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/dtype.h"
-#include "core/reduce_op.h"
+#include "synk/core/dtype.h"
+#include "synk/core/reduce_op.h"
 
 namespace synk {
 

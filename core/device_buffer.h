@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "core/device.h"
+#include "synk/core/device.h"
 
 namespace synk {
 

@@ -1,7 +1,7 @@
-#include "core/distribute.h"
+#include "synk/core/distribute.h"
 
-#include "core/error.h"
-#include "core/process_group.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
 
 namespace synk::detail {
 namespace {

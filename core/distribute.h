@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model_table.h"
-#include "core/step_runner.h"
+#include "synk/core/model_table.h"
+#include "synk/core/step_runner.h"
 
 namespace synk::detail {
 

@@ -1,10 +1,10 @@
-#include "core/dtype.h"
+#include "synk/core/dtype.h"
 
 #include <bit>
 #include <cmath>
 #include <cstring>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/element_types.h"
+#include "synk/core/element_types.h"
 
 namespace synk {
 
@@ -45,4 +45,4 @@ decltype(auto) visitDType(DType dtype, Fn&& fn);
 
 }  // namespace synk
 
-#include "core/dtype_visit_impl.h"
+#include "synk/core/dtype_visit_impl.h"

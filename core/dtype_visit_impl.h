@@ -1,6 +1,6 @@
 #pragma once
 // Implementation of visitDType (included from core/dtype.h only).
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

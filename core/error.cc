@@ -1,4 +1,4 @@
-#include "core/error.h"
+#include "synk/core/error.h"
 
 #include <cstring>
 

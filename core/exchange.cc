@@ -1,8 +1,8 @@
-#include "core/exchange.h"
+#include "synk/core/exchange.h"
 
 #include <cstring>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

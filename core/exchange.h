@@ -5,8 +5,8 @@
 // barrier, microseconds on shared memory.
 #include <vector>
 
-#include "core/barrier.h"
-#include "core/byte_io.h"
+#include "synk/core/barrier.h"
+#include "synk/core/byte_io.h"
 
 namespace synk {
 

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "core/shm_heap.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk {
 

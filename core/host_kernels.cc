@@ -1,4 +1,4 @@
-#include "core/host_kernels.h"
+#include "synk/core/host_kernels.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::host {
 namespace {

@@ -4,8 +4,8 @@
 // and the building blocks of the shared-memory collectives.
 #include <cstddef>
 
-#include "core/dtype.h"
-#include "core/reduce_op.h"
+#include "synk/core/dtype.h"
+#include "synk/core/reduce_op.h"
 
 namespace synk::host {
 

@@ -1,6 +1,6 @@
-#include "core/model.h"
+#include "synk/core/model.h"
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/array.h"
-#include "core/device.h"
-#include "core/reduce_op.h"
+#include "synk/core/array.h"
+#include "synk/core/device.h"
+#include "synk/core/reduce_op.h"
 
 namespace synk {
 

@@ -1,8 +1,8 @@
-#include "core/model_table.h"
+#include "synk/core/model_table.h"
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::detail {
 

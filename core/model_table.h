@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "core/byte_io.h"
-#include "core/device_buffer.h"
-#include "core/heap_buffer.h"
-#include "core/model.h"
-#include "core/rank_resources.h"
+#include "synk/core/byte_io.h"
+#include "synk/core/device_buffer.h"
+#include "synk/core/heap_buffer.h"
+#include "synk/core/model.h"
+#include "synk/core/rank_resources.h"
 
 namespace synk::detail {
 

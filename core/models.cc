@@ -1,9 +1,9 @@
 // Models, function bindings, distribute and variables: the master's side.
 #include <algorithm>
 
-#include "core/data_impl.h"
-#include "core/error.h"
-#include "core/session_core.h"
+#include "synk/core/data_impl.h"
+#include "synk/core/error.h"
+#include "synk/core/session_core.h"
 
 namespace synk {
 

@@ -1,4 +1,4 @@
-#include "core/plugin_search.h"
+#include "synk/core/plugin_search.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <climits>
 #include <cstdlib>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 #ifndef SYNK_INSTALL_PLUGIN_DIR
 #error "SYNK_INSTALL_PLUGIN_DIR is set by core/CMakeLists.txt"

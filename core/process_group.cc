@@ -1,4 +1,4 @@
-#include "core/process_group.h"
+#include "synk/core/process_group.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <new>
 #include <thread>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "core/barrier.h"
-#include "core/control_block.h"
-#include "core/shm_segment.h"
-#include "core/shm_watcher.h"
-#include "core/waiter.h"
+#include "synk/core/barrier.h"
+#include "synk/core/control_block.h"
+#include "synk/core/shm_segment.h"
+#include "synk/core/shm_watcher.h"
+#include "synk/core/waiter.h"
 
 namespace synk {
 

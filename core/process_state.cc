@@ -1,8 +1,8 @@
-#include "core/process_state.h"
+#include "synk/core/process_state.h"
 
 #include <cstdio>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

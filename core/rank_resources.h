@@ -2,10 +2,10 @@
 // Internal: what a step's handler may use on its rank: its place in the session and the resources
 // its backend gave it. The session fills it once the rank's backend has started; handlers hold a
 // reference to it, never to the session.
-#include "core/backend.h"
-#include "core/blob.h"
-#include "core/process_group.h"
-#include "core/shm_heap.h"
+#include "synk/core/backend.h"
+#include "synk/core/blob.h"
+#include "synk/core/process_group.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk::detail {
 

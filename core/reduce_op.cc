@@ -1,6 +1,6 @@
-#include "core/reduce_op.h"
+#include "synk/core/reduce_op.h"
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

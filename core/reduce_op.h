@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/dtype.h"
+#include "synk/core/dtype.h"
 
 namespace synk {
 

@@ -1,4 +1,4 @@
-#include "core/row_copy.h"
+#include "synk/core/row_copy.h"
 
 #include <algorithm>
 #include <cstring>

@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/device.h"
-#include "core/heap_buffer.h"
-#include "core/selection.h"
+#include "synk/core/device.h"
+#include "synk/core/heap_buffer.h"
+#include "synk/core/selection.h"
 
 namespace synk::detail {
 

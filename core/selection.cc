@@ -1,8 +1,8 @@
-#include "core/selection.h"
+#include "synk/core/selection.h"
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/byte_io.h"
+#include "synk/core/byte_io.h"
 
 namespace synk {
 

@@ -1,16 +1,16 @@
 // The public handles (core/session.h): thin forwards to the session's core.
-#include "core/session.h"
+#include "synk/core/session.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
 
-#include "core/backend.h"
-#include "core/data_impl.h"
-#include "core/error.h"
-#include "core/session_core.h"
-#include "core/shm_segment.h"
+#include "synk/core/backend.h"
+#include "synk/core/data_impl.h"
+#include "synk/core/error.h"
+#include "synk/core/session_core.h"
+#include "synk/core/shm_segment.h"
 
 namespace synk {
 namespace {

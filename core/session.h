@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
-#include "core/array.h"
-#include "core/model.h"
-#include "core/reduce_op.h"
-#include "core/selection.h"
+#include "synk/core/array.h"
+#include "synk/core/model.h"
+#include "synk/core/reduce_op.h"
+#include "synk/core/selection.h"
 
 namespace synk {
 

@@ -1,4 +1,4 @@
-#include "core/session_core.h"
+#include "synk/core/session_core.h"
 
 #include <sched.h>
 
@@ -6,7 +6,7 @@
 #include <exception>
 #include <thread>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::detail {
 namespace {

@@ -22,19 +22,19 @@
 #include <utility>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/call_collectives.h"
-#include "core/call_exec.h"
-#include "core/collective_exec.h"
-#include "core/data_store.h"
-#include "core/distribute.h"
-#include "core/model_table.h"
-#include "core/process_group.h"
-#include "core/rank_resources.h"
-#include "core/session.h"
-#include "core/step_runner.h"
-#include "core/this_process.h"
-#include "core/uniform_shapes.h"
+#include "synk/core/backend.h"
+#include "synk/core/call_collectives.h"
+#include "synk/core/call_exec.h"
+#include "synk/core/collective_exec.h"
+#include "synk/core/data_store.h"
+#include "synk/core/distribute.h"
+#include "synk/core/model_table.h"
+#include "synk/core/process_group.h"
+#include "synk/core/rank_resources.h"
+#include "synk/core/session.h"
+#include "synk/core/step_runner.h"
+#include "synk/core/this_process.h"
+#include "synk/core/uniform_shapes.h"
 
 namespace synk::detail {
 

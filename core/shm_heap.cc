@@ -1,4 +1,4 @@
-#include "core/shm_heap.h"
+#include "synk/core/shm_heap.h"
 
 #include <sys/mman.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <iterator>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

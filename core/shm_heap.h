@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/shm_segment.h"
+#include "synk/core/shm_segment.h"
 
 namespace synk {
 

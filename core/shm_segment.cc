@@ -1,4 +1,4 @@
-#include "core/shm_segment.h"
+#include "synk/core/shm_segment.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <cstring>
 #include <random>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace bip = boost::interprocess;
 

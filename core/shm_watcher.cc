@@ -1,4 +1,4 @@
-#include "core/shm_watcher.h"
+#include "synk/core/shm_watcher.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

@@ -1,12 +1,12 @@
-#include "core/step_runner.h"
+#include "synk/core/step_runner.h"
 
 #include <cstring>
 #include <iterator>
 
-#include "core/data_store.h"
-#include "core/error.h"
-#include "core/process_group.h"
-#include "core/uniform_shapes.h"
+#include "synk/core/data_store.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
+#include "synk/core/uniform_shapes.h"
 
 namespace synk::detail {
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "core/array.h"
-#include "core/byte_io.h"
-#include "core/command.h"
-#include "core/shm_segment.h"
+#include "synk/core/array.h"
+#include "synk/core/byte_io.h"
+#include "synk/core/command.h"
+#include "synk/core/shm_segment.h"
 
 namespace synk {
 class ProcessGroup;

@@ -1,4 +1,4 @@
-#include "core/this_process.h"
+#include "synk/core/this_process.h"
 
 #include <pthread.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "core/uniform_shapes.h"
+#include "synk/core/uniform_shapes.h"
 
 namespace synk::detail {
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/array.h"
-#include "core/control_block.h"
+#include "synk/core/array.h"
+#include "synk/core/control_block.h"
 
 namespace synk::detail {
 

@@ -2,10 +2,10 @@
 // (collective_exec.cc runs it there).
 #include <algorithm>
 
-#include "core/collective_request.h"
-#include "core/data_impl.h"
-#include "core/error.h"
-#include "core/session_core.h"
+#include "synk/core/collective_request.h"
+#include "synk/core/data_impl.h"
+#include "synk/core/error.h"
+#include "synk/core/session_core.h"
 
 namespace synk::detail {
 namespace {

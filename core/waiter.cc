@@ -1,4 +1,4 @@
-#include "core/waiter.h"
+#include "synk/core/waiter.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

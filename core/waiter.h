@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/control_block.h"
+#include "synk/core/control_block.h"
 
 namespace synk {
 

@@ -1,4 +1,4 @@
-#include "harness/ab_loop.h"
+#include "synk/harness/ab_loop.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,11 +14,11 @@
 #include <map>
 #include <sstream>
 
-#include "harness/child.h"
-#include "harness/context.h"
-#include "harness/errors.h"
-#include "harness/micro_store.h"
-#include "harness/store.h"
+#include "synk/harness/child.h"
+#include "synk/harness/context.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/micro_store.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 namespace {

@@ -1,4 +1,4 @@
-#include "harness/analysis.h"
+#include "synk/harness/analysis.h"
 
 #include <algorithm>
 

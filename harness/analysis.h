@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/config.h"
-#include "harness/stats.h"
-#include "harness/store.h"
+#include "synk/harness/config.h"
+#include "synk/harness/stats.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

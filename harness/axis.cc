@@ -1,10 +1,10 @@
-#include "harness/axis.h"
+#include "synk/harness/axis.h"
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
 
-#include "harness/errors.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness {
 namespace {

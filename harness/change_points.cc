@@ -1,4 +1,4 @@
-#include "harness/change_points.h"
+#include "synk/harness/change_points.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 
 #include <boost/math/distributions/students_t.hpp>
 
-#include "core/error.h"
-#include "harness/stats.h"
+#include "synk/core/error.h"
+#include "synk/harness/stats.h"
 
 namespace synk::harness {
 namespace {

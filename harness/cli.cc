@@ -1,4 +1,4 @@
-#include "harness/cli.h"
+#include "synk/harness/cli.h"
 
 #include <boost/program_options/errors.hpp>
 #include <boost/program_options/parsers.hpp>
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "harness/cli_commands.h"
-#include "harness/errors.h"
+#include "synk/harness/cli_commands.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness {
 namespace {

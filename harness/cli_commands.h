@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/config.h"
-#include "harness/store.h"
+#include "synk/harness/config.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

@@ -4,15 +4,15 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/error.h"
-#include "harness/ab_loop.h"
-#include "harness/cli_commands.h"
-#include "harness/compare_report.h"
-#include "harness/errors.h"
-#include "harness/history_report.h"
-#include "harness/micro_store.h"
-#include "harness/report_html.h"
-#include "harness/report_text.h"
+#include "synk/core/error.h"
+#include "synk/harness/ab_loop.h"
+#include "synk/harness/cli_commands.h"
+#include "synk/harness/compare_report.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/history_report.h"
+#include "synk/harness/micro_store.h"
+#include "synk/harness/report_html.h"
+#include "synk/harness/report_text.h"
 
 namespace synk::harness {
 namespace {

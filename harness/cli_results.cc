@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "harness/cli_commands.h"
-#include "harness/errors.h"
-#include "harness/export.h"
-#include "harness/report_html.h"
-#include "harness/report_text.h"
+#include "synk/harness/cli_commands.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/export.h"
+#include "synk/harness/report_html.h"
+#include "synk/harness/report_text.h"
 
 namespace synk::harness {
 namespace {

@@ -3,14 +3,14 @@
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
 
-#include "harness/cli_commands.h"
-#include "harness/context.h"
-#include "harness/errors.h"
-#include "harness/plan.h"
-#include "harness/report_html.h"
-#include "harness/report_text.h"
-#include "harness/store.h"
-#include "harness/sweep.h"
+#include "synk/harness/cli_commands.h"
+#include "synk/harness/context.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/plan.h"
+#include "synk/harness/report_html.h"
+#include "synk/harness/report_text.h"
+#include "synk/harness/store.h"
+#include "synk/harness/sweep.h"
 
 namespace synk::harness {
 namespace {

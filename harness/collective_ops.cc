@@ -1,4 +1,4 @@
-#include "harness/collective_ops.h"
+#include "synk/harness/collective_ops.h"
 
 #include <chrono>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <optional>
 #include <type_traits>
 
-#include "core/error.h"
-#include "core/heap_buffer.h"
+#include "synk/core/error.h"
+#include "synk/core/heap_buffer.h"
 
 namespace synk::harness {
 namespace {

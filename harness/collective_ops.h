@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/dtype.h"
-#include "core/process_group.h"
-#include "core/reduce_op.h"
-#include "core/shm_heap.h"
+#include "synk/core/backend.h"
+#include "synk/core/dtype.h"
+#include "synk/core/process_group.h"
+#include "synk/core/reduce_op.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk::harness {
 

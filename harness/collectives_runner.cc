@@ -1,15 +1,15 @@
-#include "harness/collectives_runner.h"
+#include "synk/harness/collectives_runner.h"
 
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <thread>
 
-#include "collectives/registry.h"
-#include "core/error.h"
-#include "core/process_group.h"
-#include "core/shm_heap.h"
-#include "harness/collective_ops.h"
+#include "synk/collectives/registry.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
+#include "synk/core/shm_heap.h"
+#include "synk/harness/collective_ops.h"
 
 namespace synk::harness {
 namespace {

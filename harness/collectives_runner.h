@@ -6,10 +6,10 @@
 // each call.
 #include <vector>
 
-#include "harness/child.h"
-#include "harness/config.h"
-#include "harness/outcome.h"
-#include "harness/plan.h"
+#include "synk/harness/child.h"
+#include "synk/harness/config.h"
+#include "synk/harness/outcome.h"
+#include "synk/harness/plan.h"
 
 namespace synk::harness {
 

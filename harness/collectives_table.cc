@@ -1,12 +1,12 @@
-#include "harness/collectives_table.h"
+#include "synk/harness/collectives_table.h"
 
 #include <algorithm>
 #include <set>
 
-#include "core/dtype.h"
-#include "harness/collective_ops.h"
-#include "harness/measure.h"
-#include "harness/text_table.h"
+#include "synk/core/dtype.h"
+#include "synk/harness/collective_ops.h"
+#include "synk/harness/measure.h"
+#include "synk/harness/text_table.h"
 
 namespace synk::harness {
 namespace {

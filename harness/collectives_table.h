@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/report_data.h"
+#include "synk/harness/report_data.h"
 
 namespace synk::harness {
 

@@ -1,13 +1,13 @@
-#include "harness/compare.h"
+#include "synk/harness/compare.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <sstream>
 
-#include "harness/analysis.h"
-#include "harness/errors.h"
-#include "harness/report_data.h"
+#include "synk/harness/analysis.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/report_data.h"
 
 namespace synk::harness {
 namespace {

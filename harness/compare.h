@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/significance.h"
-#include "harness/store.h"
+#include "synk/harness/significance.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

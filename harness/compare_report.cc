@@ -1,11 +1,11 @@
-#include "harness/compare_report.h"
+#include "synk/harness/compare_report.h"
 
 #include <cmath>
 
-#include "harness/errors.h"
-#include "harness/json.h"
-#include "harness/svg_plot.h"
-#include "harness/text_table.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/json.h"
+#include "synk/harness/svg_plot.h"
+#include "synk/harness/text_table.h"
 
 namespace synk::harness {
 namespace {

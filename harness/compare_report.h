@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/compare.h"
+#include "synk/harness/compare.h"
 
 namespace synk::harness {
 

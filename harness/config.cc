@@ -1,4 +1,4 @@
-#include "harness/config.h"
+#include "synk/harness/config.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,9 +7,9 @@
 #include <functional>
 #include <sstream>
 
-#include "harness/axis.h"
-#include "harness/config_file.h"
-#include "harness/errors.h"
+#include "synk/harness/axis.h"
+#include "synk/harness/config_file.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness {
 

@@ -2,7 +2,7 @@
 #include <map>
 #include <sstream>
 
-#include "harness/config.h"
+#include "synk/harness/config.h"
 
 namespace synk::harness {
 namespace {

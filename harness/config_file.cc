@@ -1,12 +1,12 @@
-#include "harness/config_file.h"
+#include "synk/harness/config_file.h"
 
 #include <boost/program_options/errors.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
 #include <sstream>
 
-#include "harness/axis.h"
-#include "harness/errors.h"
+#include "synk/harness/axis.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness {
 namespace {

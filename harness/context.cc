@@ -1,4 +1,4 @@
-#include "harness/context.h"
+#include "synk/harness/context.h"
 
 #include "synk_source_state.h"  // generated: SYNK_BUILT_COMMIT, SYNK_BUILT_DIRTY
 
@@ -15,9 +15,9 @@
 #include <sstream>
 #include <thread>
 
-#include "collectives/registry.h"
-#include "harness/axis.h"
-#include "harness/hash.h"
+#include "synk/collectives/registry.h"
+#include "synk/harness/axis.h"
+#include "synk/harness/hash.h"
 
 extern char** environ;
 // NCCL's version call (a constant, no CUDA involved), present when the build links NCCL.

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/plan.h"
+#include "synk/harness/plan.h"
 
 namespace synk::harness {
 

@@ -1,10 +1,10 @@
-#include "harness/export.h"
+#include "synk/harness/export.h"
 
 #include <set>
 
-#include "harness/errors.h"
-#include "harness/json.h"
-#include "harness/report_data.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/json.h"
+#include "synk/harness/report_data.h"
 
 namespace synk::harness {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "harness/store.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

@@ -1,4 +1,4 @@
-#include "harness/history.h"
+#include "synk/harness/history.h"
 
 #include <algorithm>
 #include <map>
@@ -6,10 +6,10 @@
 #include <sstream>
 #include <tuple>
 
-#include "harness/compare.h"
-#include "harness/context.h"
-#include "harness/errors.h"
-#include "harness/stats.h"
+#include "synk/harness/compare.h"
+#include "synk/harness/context.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/stats.h"
 
 namespace synk::harness {
 namespace {

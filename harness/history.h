@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/change_points.h"
-#include "harness/store.h"
+#include "synk/harness/change_points.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

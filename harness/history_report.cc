@@ -1,10 +1,10 @@
-#include "harness/history_report.h"
+#include "synk/harness/history_report.h"
 
 #include <algorithm>
 
-#include "harness/stats.h"
-#include "harness/svg_plot.h"
-#include "harness/text_table.h"
+#include "synk/harness/stats.h"
+#include "synk/harness/svg_plot.h"
+#include "synk/harness/text_table.h"
 
 namespace synk::harness {
 namespace {

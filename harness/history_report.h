@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/history.h"
+#include "synk/harness/history.h"
 
 namespace synk::harness {
 

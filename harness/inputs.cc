@@ -1,11 +1,11 @@
-#include "harness/inputs.h"
+#include "synk/harness/inputs.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "harness/errors.h"
-#include "harness/hash.h"
-#include "harness/stats.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/hash.h"
+#include "synk/harness/stats.h"
 
 namespace synk::harness {
 namespace {

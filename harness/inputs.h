@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/array.h"
-#include "core/model.h"
-#include "harness/config.h"
+#include "synk/core/array.h"
+#include "synk/core/model.h"
+#include "synk/harness/config.h"
 
 namespace synk::harness {
 

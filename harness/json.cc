@@ -1,9 +1,9 @@
-#include "harness/json.h"
+#include "synk/harness/json.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "harness/errors.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness {
 namespace {

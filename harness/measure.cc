@@ -1,4 +1,4 @@
-#include "harness/measure.h"
+#include "synk/harness/measure.h"
 
 #include <cmath>
 #include <cstdio>

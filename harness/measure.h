@@ -5,7 +5,7 @@
 //   counts and collectives. Summaries quote the median of repeated samples.
 #include <string>
 
-#include "harness/stats.h"  // median, percentile
+#include "synk/harness/stats.h"  // median, percentile
 
 namespace synk::harness {
 

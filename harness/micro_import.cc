@@ -1,4 +1,4 @@
-#include "harness/micro_import.h"
+#include "synk/harness/micro_import.h"
 
 #include <algorithm>
 #include <fstream>
@@ -7,7 +7,7 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::harness {
 namespace {

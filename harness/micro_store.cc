@@ -1,12 +1,12 @@
-#include "harness/micro_store.h"
+#include "synk/harness/micro_store.h"
 
 #include <cmath>
 #include <set>
 
-#include "harness/context.h"
-#include "harness/errors.h"
-#include "harness/hash.h"
-#include "harness/sweep.h"
+#include "synk/harness/context.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/hash.h"
+#include "synk/harness/sweep.h"
 
 namespace synk::harness {
 namespace {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/micro_import.h"
-#include "harness/store.h"
+#include "synk/harness/micro_import.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

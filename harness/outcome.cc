@@ -1,8 +1,8 @@
-#include "harness/outcome.h"
+#include "synk/harness/outcome.h"
 
 #include <cstring>
 
-#include "harness/errors.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness {
 namespace {

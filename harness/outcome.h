@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/store.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

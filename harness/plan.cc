@@ -1,8 +1,8 @@
-#include "harness/plan.h"
+#include "synk/harness/plan.h"
 
 #include <algorithm>
 
-#include "harness/hash.h"
+#include "synk/harness/hash.h"
 
 namespace synk::harness {
 namespace {

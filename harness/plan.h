@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/config.h"
+#include "synk/harness/config.h"
 
 namespace synk::harness {
 

@@ -1,4 +1,4 @@
-#include "harness/progress.h"
+#include "synk/harness/progress.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
-#include "harness/report_data.h"
+#include "synk/harness/report_data.h"
 
-#include "harness/context.h"
-#include "harness/errors.h"
+#include "synk/harness/context.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness {
 

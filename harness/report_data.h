@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/analysis.h"
-#include "harness/store.h"
+#include "synk/harness/analysis.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

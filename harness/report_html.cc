@@ -1,13 +1,13 @@
-#include "harness/report_html.h"
+#include "synk/harness/report_html.h"
 
 #include <algorithm>
 #include <fstream>
 #include <map>
 
-#include "harness/collectives_table.h"
-#include "harness/errors.h"
-#include "harness/svg_plot.h"
-#include "harness/text_table.h"
+#include "synk/harness/collectives_table.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/svg_plot.h"
+#include "synk/harness/text_table.h"
 
 namespace synk::harness {
 namespace {

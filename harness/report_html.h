@@ -8,8 +8,8 @@
 //   micro runs:       the table of benchmarks (median time per iteration over repetitions)
 #include <string>
 
-#include "harness/config.h"
-#include "harness/report_data.h"
+#include "synk/harness/config.h"
+#include "synk/harness/report_data.h"
 
 namespace synk::harness {
 

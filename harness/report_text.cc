@@ -1,9 +1,9 @@
-#include "harness/report_text.h"
+#include "synk/harness/report_text.h"
 
 #include <set>
 
-#include "harness/collectives_table.h"
-#include "harness/text_table.h"
+#include "synk/harness/collectives_table.h"
+#include "synk/harness/text_table.h"
 
 namespace synk::harness {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "harness/config.h"
-#include "harness/report_data.h"
+#include "synk/harness/config.h"
+#include "synk/harness/report_data.h"
 
 namespace synk::harness {
 

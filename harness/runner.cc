@@ -1,10 +1,10 @@
-#include "harness/runner.h"
+#include "synk/harness/runner.h"
 
 #include <chrono>
 #include <cstring>
 
-#include "harness/errors.h"
-#include "harness/inputs.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/inputs.h"
 #include "synk/synk.h"
 
 namespace synk::harness {

@@ -1,12 +1,12 @@
-#include "harness/significance.h"
+#include "synk/harness/significance.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "core/error.h"
-#include "harness/errors.h"
-#include "harness/stats.h"
+#include "synk/core/error.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/stats.h"
 
 namespace synk::harness {
 namespace {

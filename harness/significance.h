@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/stats.h"  // Interval, BootstrapOptions, bootstrapInterval
+#include "synk/harness/stats.h"  // Interval, BootstrapOptions, bootstrapInterval
 
 namespace synk::harness {
 

@@ -1,10 +1,10 @@
-#include "harness/stats.h"
+#include "synk/harness/stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "harness/hash.h"
+#include "synk/harness/hash.h"
 
 namespace synk::harness {
 namespace {

@@ -1,4 +1,4 @@
-#include "harness/store.h"
+#include "synk/harness/store.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <tuple>
 
-#include "harness/errors.h"
-#include "harness/json.h"
-#include "harness/store_schema.h"
-#include "harness/store_sql.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/json.h"
+#include "synk/harness/store_schema.h"
+#include "synk/harness/store_sql.h"
 
 namespace synk::harness {
 namespace {

@@ -1,9 +1,9 @@
 // The Store's queries (store.h); writes are in store.cc.
 #include <sqlite3.h>
 
-#include "harness/json.h"
-#include "harness/store.h"
-#include "harness/store_sql.h"
+#include "synk/harness/json.h"
+#include "synk/harness/store.h"
+#include "synk/harness/store_sql.h"
 
 namespace synk::harness {
 namespace {

@@ -1,8 +1,8 @@
-#include "harness/store_schema.h"
+#include "synk/harness/store_schema.h"
 
 #include <sqlite3.h>
 
-#include "harness/store_sql.h"
+#include "synk/harness/store_sql.h"
 
 namespace synk::harness::schema {
 

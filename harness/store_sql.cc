@@ -1,9 +1,9 @@
-#include "harness/store_sql.h"
+#include "synk/harness/store_sql.h"
 
 #include <cstring>
 
-#include "harness/axis.h"
-#include "harness/errors.h"
+#include "synk/harness/axis.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness::sql {
 

@@ -1,4 +1,4 @@
-#include "harness/svg_plot.h"
+#include "synk/harness/svg_plot.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,15 +1,15 @@
-#include "harness/sweep.h"
+#include "synk/harness/sweep.h"
 
 #include <filesystem>
 #include <functional>
 
-#include "core/error.h"
-#include "harness/child.h"
-#include "harness/collectives_runner.h"
-#include "harness/errors.h"
-#include "harness/outcome.h"
-#include "harness/progress.h"
-#include "harness/runner.h"
+#include "synk/core/error.h"
+#include "synk/harness/child.h"
+#include "synk/harness/collectives_runner.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/outcome.h"
+#include "synk/harness/progress.h"
+#include "synk/harness/runner.h"
 
 namespace synk::harness {
 

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/config.h"
-#include "harness/context.h"
-#include "harness/plan.h"
-#include "harness/store.h"
+#include "synk/harness/config.h"
+#include "synk/harness/context.h"
+#include "synk/harness/plan.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness {
 

@@ -1,4 +1,4 @@
-#include "harness/text_table.h"
+#include "synk/harness/text_table.h"
 
 #include <algorithm>
 #include <cmath>

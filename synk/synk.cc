@@ -5,9 +5,9 @@
 #include <climits>
 #include <memory>
 
-#include "collectives/registry.h"
-#include "core/plugin_search.h"
-#include "plugins/host/dll_model_loader.h"
+#include "synk/collectives/registry.h"
+#include "synk/core/plugin_search.h"
+#include "synk/plugins/host/dll_model_loader.h"
 
 namespace synk {
 

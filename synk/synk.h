@@ -3,7 +3,7 @@
 // and the Boost.DLL model-plugin loader. Everything else is in core/session.h.
 #include <string>
 
-#include "core/session.h"
+#include "synk/core/session.h"
 
 namespace synk {
 

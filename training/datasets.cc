@@ -2,8 +2,8 @@
 #include <random>
 #include <vector>
 
-#include "training/datasets.h"
-#include "training/idx_reader.h"
+#include "synk/training/datasets.h"
+#include "synk/training/idx_reader.h"
 
 namespace synk::training {
 namespace {

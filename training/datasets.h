@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/array.h"
+#include "synk/core/array.h"
 
 namespace synk::training {
 

@@ -1,4 +1,4 @@
-#include "training/idx_reader.h"
+#include "synk/training/idx_reader.h"
 
 #include <zlib.h>
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/array.h"
-#include "core/error.h"
+#include "synk/core/array.h"
+#include "synk/core/error.h"
 
 namespace synk::training {
 

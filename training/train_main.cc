@@ -10,8 +10,8 @@
 #include <string>
 
 #include "synk/synk.h"
-#include "training/datasets.h"
-#include "training/trainer.h"
+#include "synk/training/datasets.h"
+#include "synk/training/trainer.h"
 
 namespace {
 

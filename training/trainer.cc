@@ -1,4 +1,4 @@
-#include "training/trainer.h"
+#include "synk/training/trainer.h"
 
 #include <chrono>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::training {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/session.h"
+#include "synk/core/session.h"
 
 namespace synk::training {
 

@@ -1,10 +1,10 @@
-#include "collectives/cpu/cpu_backend.h"
+#include "synk/collectives/cpu/cpu_backend.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "collectives/cpu/host_device.h"
-#include "collectives/shm/shm_communicator.h"
+#include "synk/collectives/cpu/host_device.h"
+#include "synk/collectives/shm/shm_communicator.h"
 
 namespace synk {
 namespace {

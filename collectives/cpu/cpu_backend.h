@@ -3,7 +3,7 @@
 // shared-memory heaps (ShmCommunicator). Always viable.
 #include <memory>
 
-#include "core/backend.h"
+#include "synk/core/backend.h"
 
 namespace synk {
 

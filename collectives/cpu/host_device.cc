@@ -1,11 +1,11 @@
-#include "collectives/cpu/host_device.h"
+#include "synk/collectives/cpu/host_device.h"
 
 #include <cstring>
 
-#include "core/error.h"
-#include "core/host_kernels.h"
-#include "core/shm_heap.h"
-#include "core/waiter.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
+#include "synk/core/shm_heap.h"
+#include "synk/core/waiter.h"
 
 namespace synk {
 

@@ -2,7 +2,7 @@
 // The device of the cpu backend: the host itself. Its memory is carved from the rank's
 // shared-memory heap, so the shared-memory communicator reaches every rank's buffers without a
 // copy; every operation completes before it returns.
-#include "core/device.h"
+#include "synk/core/device.h"
 
 namespace synk {
 

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "collectives/cuda/cuda_device.h"
-#include "collectives/cuda/fork_guard.h"
-#include "collectives/cuda/gpu_enumeration.h"
-#include "collectives/cuda/host_staged_communicator.h"
-#include "collectives/cuda/nccl_communicator.h"
-#include "collectives/cuda_factory.h"
-#include "core/error.h"
-#include "core/process_group.h"
-#include "core/shm_heap.h"
+#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/fork_guard.h"
+#include "synk/collectives/cuda/gpu_enumeration.h"
+#include "synk/collectives/cuda/host_staged_communicator.h"
+#include "synk/collectives/cuda/nccl_communicator.h"
+#include "synk/collectives/cuda_factory.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk {
 namespace {

@@ -1,9 +1,9 @@
-#include "collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/cuda_check.h"
 
 #include <cstring>
 
-#include "collectives/cuda/nccl_api.h"
-#include "core/error.h"
+#include "synk/collectives/cuda/nccl_api.h"
+#include "synk/core/error.h"
 
 namespace synk::cuda_detail {
 namespace {

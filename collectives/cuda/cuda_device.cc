@@ -1,12 +1,12 @@
-#include "collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/cuda_device.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "collectives/cuda/cuda_check.h"
-#include "collectives/cuda/device_kernels.h"
-#include "collectives/cuda/gpu_wait.h"
-#include "core/error.h"
+#include "synk/collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/device_kernels.h"
+#include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

@@ -24,9 +24,9 @@
 #include <map>
 #include <string>
 
-#include "collectives/cuda/nccl_device.h"
-#include "collectives/cuda/pinned_bounce.h"
-#include "core/device.h"
+#include "synk/collectives/cuda/nccl_device.h"
+#include "synk/collectives/cuda/pinned_bounce.h"
+#include "synk/core/device.h"
 
 namespace synk {
 

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <type_traits>
 
-#include "collectives/cuda/cuda_check.h"
-#include "collectives/cuda/device_kernels.h"
-#include "core/error.h"
-#include "core/host_kernels.h"
+#include "synk/collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/device_kernels.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
 
 namespace synk::kernels {
 namespace {

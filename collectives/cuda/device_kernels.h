@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/dtype.h"
-#include "core/reduce_op.h"
+#include "synk/core/dtype.h"
+#include "synk/core/reduce_op.h"
 
 namespace synk::kernels {
 

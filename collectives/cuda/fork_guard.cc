@@ -1,9 +1,9 @@
-#include "collectives/cuda/fork_guard.h"
+#include "synk/collectives/cuda/fork_guard.h"
 
 #include <cuda.h>  // CUresult values only: nothing is linked
 #include <dlfcn.h>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

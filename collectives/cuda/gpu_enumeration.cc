@@ -1,4 +1,4 @@
-#include "collectives/cuda/gpu_enumeration.h"
+#include "synk/collectives/cuda/gpu_enumeration.h"
 
 #include <cuda.h>  // CUresult and the driver's function types only: nothing is linked
 #include <dirent.h>
@@ -18,7 +18,7 @@
 #include <fstream>
 #include <set>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

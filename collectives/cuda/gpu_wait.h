@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "core/error.h"
-#include "core/waiter.h"
+#include "synk/core/error.h"
+#include "synk/core/waiter.h"
 
 namespace synk {
 

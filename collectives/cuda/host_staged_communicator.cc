@@ -1,11 +1,11 @@
-#include "collectives/cuda/host_staged_communicator.h"
+#include "synk/collectives/cuda/host_staged_communicator.h"
 
 #include <algorithm>
 
-#include "collectives/cuda/cuda_device.h"
-#include "core/error.h"
-#include "core/process_group.h"
-#include "core/shm_heap.h"
+#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk {
 namespace {

@@ -17,8 +17,8 @@
 // previous call's host-to-device copy can never read a buffer the next collective is writing.
 #include <cstddef>
 
-#include "collectives/shm/shm_communicator.h"
-#include "core/communicator.h"
+#include "synk/collectives/shm/shm_communicator.h"
+#include "synk/core/communicator.h"
 
 namespace synk {
 

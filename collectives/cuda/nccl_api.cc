@@ -1,7 +1,7 @@
 // describeNccl, part of synk_nccl_communicator (systemNccl() is in system_nccl.cc, in synk_cuda).
-#include "collectives/cuda/nccl_api.h"
+#include "synk/collectives/cuda/nccl_api.h"
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk {
 

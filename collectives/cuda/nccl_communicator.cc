@@ -1,4 +1,4 @@
-#include "collectives/cuda/nccl_communicator.h"
+#include "synk/collectives/cuda/nccl_communicator.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -10,11 +10,11 @@
 #include <mutex>
 #include <thread>
 
-#include "collectives/cuda/gpu_wait.h"
-#include "collectives/cuda/nccl_types.h"
-#include "core/device.h"
-#include "core/error.h"
-#include "core/process_group.h"
+#include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/collectives/cuda/nccl_types.h"
+#include "synk/core/device.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
 
 // ncclCommSplit under a non-blocking parent needs 2.18, NCCL_RUNTIME_CONNECT 2.22.
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 22, 0)

@@ -39,9 +39,9 @@
 #include <chrono>
 #include <vector>
 
-#include "collectives/cuda/nccl_api.h"
-#include "collectives/cuda/nccl_device.h"
-#include "core/communicator.h"
+#include "synk/collectives/cuda/nccl_api.h"
+#include "synk/collectives/cuda/nccl_device.h"
+#include "synk/core/communicator.h"
 
 namespace synk {
 

@@ -2,9 +2,9 @@
 // synk's element types and reduce ops in NCCL's terms.
 #include <nccl.h>
 
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/reduce_op.h"
+#include "synk/core/dtype.h"
+#include "synk/core/error.h"
+#include "synk/core/reduce_op.h"
 
 namespace synk {
 

@@ -1,10 +1,10 @@
-#include "collectives/cuda/pinned_bounce.h"
+#include "synk/collectives/cuda/pinned_bounce.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
-#include "collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/cuda_check.h"
 
 namespace synk {
 namespace {

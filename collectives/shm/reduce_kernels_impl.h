@@ -5,9 +5,9 @@
 #include <cstring>
 #include <utility>
 
-#include "core/dtype.h"
-#include "core/host_kernels.h"
-#include "core/reduce_op.h"
+#include "synk/core/dtype.h"
+#include "synk/core/host_kernels.h"
+#include "synk/core/reduce_op.h"
 
 namespace synk::shm_detail {
 

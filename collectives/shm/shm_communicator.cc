@@ -1,4 +1,4 @@
-#include "collectives/shm/shm_communicator.h"
+#include "synk/collectives/shm/shm_communicator.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,10 +6,10 @@
 #include <string>
 #include <tuple>
 
-#include "collectives/shm/reduce_kernels_impl.h"
-#include "core/error.h"
-#include "core/process_group.h"
-#include "core/shm_heap.h"
+#include "synk/collectives/shm/reduce_kernels_impl.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk {
 namespace {

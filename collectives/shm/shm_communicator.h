@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "core/communicator.h"
-#include "core/shm_heap.h"
+#include "synk/core/communicator.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk {
 

@@ -4,7 +4,7 @@
 // operands and keep the transposes.
 #include <cublas_api.h>
 
-#include "plugins/compute/gemm.h"
+#include "synk/plugins/compute/gemm.h"
 
 namespace synk::compute::cuda {
 

@@ -3,7 +3,7 @@
 // operation, so a model's call fails with CUDA's reason instead of crashing.
 #include <string>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace synk::compute::cuda {
 

@@ -1,10 +1,10 @@
 // CUDA runtime and cuBLAS objects of cuda_resources.h.
-#include "plugins/compute/cuda_resources.h"
+#include "synk/plugins/compute/cuda_resources.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "plugins/compute/cuda_check.h"
+#include "synk/plugins/compute/cuda_check.h"
 
 namespace synk::compute::cuda {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace synk::compute::cuda {
 

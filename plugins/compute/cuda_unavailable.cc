@@ -1,11 +1,11 @@
 // The compute library built without CUDA: every CUDA entry point says so. (A cuda rank never
 // exists in such a build, but a model must still link.)
-#include "plugins/compute/cuda_resources.h"
-#include "plugins/compute/gemm.h"
-#include "plugins/compute/gemm_lt.h"
-#include "plugins/compute/init.h"
-#include "plugins/compute/kernels.h"
-#include "plugins/compute/update_rules.h"
+#include "synk/plugins/compute/cuda_resources.h"
+#include "synk/plugins/compute/gemm.h"
+#include "synk/plugins/compute/gemm_lt.h"
+#include "synk/plugins/compute/init.h"
+#include "synk/plugins/compute/kernels.h"
+#include "synk/plugins/compute/update_rules.h"
 
 namespace synk::compute::cuda {
 namespace {

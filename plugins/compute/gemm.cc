@@ -1,12 +1,12 @@
 // gemm(): argument checks, then the host kernel, cublasGemmEx or cuBLASLt; epilogues that the
 // chosen path does not fuse run as kernels after the product.
-#include "plugins/compute/gemm.h"
+#include "synk/plugins/compute/gemm.h"
 
 #include <algorithm>
 #include <string>
 
-#include "plugins/compute/gemm_lt.h"
-#include "plugins/compute/kernels.h"
+#include "synk/plugins/compute/gemm_lt.h"
+#include "synk/plugins/compute/kernels.h"
 
 namespace synk::compute {
 namespace {

@@ -5,7 +5,7 @@
 // host. D is `c`; C is `c_in` when given (out of place), else `c` itself.
 #include <cstdint>
 
-#include "plugins/compute/device.h"
+#include "synk/plugins/compute/device.h"
 
 namespace synk::compute {
 

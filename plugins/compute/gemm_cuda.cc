@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "plugins/compute/cuda_blas_types.h"
-#include "plugins/compute/cuda_check.h"
-#include "plugins/compute/gemm.h"
+#include "synk/plugins/compute/cuda_blas_types.h"
+#include "synk/plugins/compute/cuda_check.h"
+#include "synk/plugins/compute/gemm.h"
 
 namespace synk::compute::cuda {
 

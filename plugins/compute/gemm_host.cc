@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "plugins/compute/gemm.h"
+#include "synk/plugins/compute/gemm.h"
 
 namespace synk::compute::host {
 namespace {

@@ -1,5 +1,5 @@
 // LtMatmul (gemm_lt.h): plans keyed by the whole problem, cuBLASLt's heuristic, optional timing.
-#include "plugins/compute/gemm_lt.h"
+#include "synk/plugins/compute/gemm_lt.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/compute/cuda_blas_types.h"
-#include "plugins/compute/cuda_check.h"
+#include "synk/plugins/compute/cuda_blas_types.h"
+#include "synk/plugins/compute/cuda_check.h"
 
 namespace synk::compute::cuda {
 namespace {

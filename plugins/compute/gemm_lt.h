@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "plugins/compute/gemm.h"
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/compute/gemm.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace synk::compute::cuda {
 

@@ -4,7 +4,7 @@
 // of stream `seed`, so a flat parameter vector can be filled piece by piece.
 #include <cstdint>
 
-#include "plugins/compute/device.h"
+#include "synk/plugins/compute/device.h"
 
 namespace synk::compute {
 

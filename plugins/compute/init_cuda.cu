@@ -1,9 +1,9 @@
 // CUDA initialisers (init.h): the host's arithmetic, element by element, on the GPU.
 #include <cuda_runtime.h>
 
-#include "plugins/compute/cuda_launch.cuh"
-#include "plugins/compute/init.h"
-#include "plugins/compute/init_hash.h"
+#include "synk/plugins/compute/cuda_launch.cuh"
+#include "synk/plugins/compute/init.h"
+#include "synk/plugins/compute/init_hash.h"
 
 namespace synk::compute::cuda {
 namespace {

@@ -1,8 +1,8 @@
 // Host initialisers and their dispatch (init.h).
 #include <cmath>
 
-#include "plugins/compute/init.h"
-#include "plugins/compute/init_hash.h"
+#include "synk/plugins/compute/init.h"
+#include "synk/plugins/compute/init_hash.h"
 
 namespace synk::compute {
 

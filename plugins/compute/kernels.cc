@@ -1,5 +1,5 @@
 // Dispatch of kernels.h: the host loop or the CUDA kernel.
-#include "plugins/compute/kernels.h"
+#include "synk/plugins/compute/kernels.h"
 
 namespace synk::compute {
 

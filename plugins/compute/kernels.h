@@ -5,7 +5,7 @@
 // matrices take a leading dimension.
 #include <cstdint>
 
-#include "plugins/compute/device.h"
+#include "synk/plugins/compute/device.h"
 
 namespace synk::compute {
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "plugins/compute/cuda_launch.cuh"
-#include "plugins/compute/kernels.h"
+#include "synk/plugins/compute/cuda_launch.cuh"
+#include "synk/plugins/compute/kernels.h"
 
 namespace synk::compute::cuda {
 namespace {

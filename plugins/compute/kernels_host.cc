@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compute/kernels.h"
+#include "synk/plugins/compute/kernels.h"
 
 namespace synk::compute::host {
 

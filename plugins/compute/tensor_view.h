@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace synk::compute {
 

@@ -3,7 +3,7 @@
 // for the host loop and the CUDA kernel (host and device function under nvcc).
 #include <math.h>
 
-#include "plugins/compute/update_rules.h"
+#include "synk/plugins/compute/update_rules.h"
 
 #if defined(__CUDACC__)
 #define SYNK_COMPUTE_HOST_DEVICE __host__ __device__

@@ -1,7 +1,7 @@
 // Rule names and defaults, argument checks, dispatch, and the host loop (update_rules.h).
-#include "plugins/compute/update_rules.h"
+#include "synk/plugins/compute/update_rules.h"
 
-#include "plugins/compute/update_math.h"
+#include "synk/plugins/compute/update_math.h"
 
 namespace synk::compute {
 namespace {

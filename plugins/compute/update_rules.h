@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compute/device.h"
+#include "synk/plugins/compute/device.h"
 
 namespace synk::compute {
 

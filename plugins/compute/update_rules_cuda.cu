@@ -3,8 +3,8 @@
 // host's (update_math.h).
 #include <cuda_runtime.h>
 
-#include "plugins/compute/cuda_launch.cuh"
-#include "plugins/compute/update_math.h"
+#include "synk/plugins/compute/cuda_launch.cuh"
+#include "synk/plugins/compute/update_math.h"
 
 namespace synk::compute::cuda {
 namespace {

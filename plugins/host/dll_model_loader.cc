@@ -1,13 +1,13 @@
-#include "plugins/host/dll_model_loader.h"
+#include "synk/plugins/host/dll_model_loader.h"
 
 #include <cstdio>
 #include <utility>
 
-#include "core/plugin_search.h"
-#include "plugins/abi/synk_plugin.h"
-#include "plugins/host/detail/dll_model.h"
-#include "plugins/host/detail/plugin_library.h"
-#include "plugins/host/detail/spec_collector.h"
+#include "synk/core/plugin_search.h"
+#include "synk/plugins/abi/synk_plugin.h"
+#include "synk/plugins/host/detail/dll_model.h"
+#include "synk/plugins/host/detail/plugin_library.h"
+#include "synk/plugins/host/detail/spec_collector.h"
 
 namespace synk {
 

@@ -1,8 +1,8 @@
-#include "plugins/mlp/mlp_config.h"
+#include "synk/plugins/mlp/mlp_config.h"
 
 #include <cmath>
 
-#include "plugins/compute/init.h"
+#include "synk/plugins/compute/init.h"
 
 namespace synk::mlp {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compute/device.h"
-#include "plugins/compute/update_rules.h"
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/compute/device.h"
+#include "synk/plugins/compute/update_rules.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace synk::mlp {
 

@@ -14,15 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compute/cuda_resources.h"
-#include "plugins/compute/gemm_lt.h"
-#include "plugins/compute/kernels.h"
-#include "plugins/compute/tensor_view.h"
-#include "plugins/compute/update_rules.h"
-#include "plugins/mlp/mlp_config.h"
-#include "plugins/mlp/mlp_network.h"
-#include "plugins/mlp/mlp_reducer.h"
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/compute/cuda_resources.h"
+#include "synk/plugins/compute/gemm_lt.h"
+#include "synk/plugins/compute/kernels.h"
+#include "synk/plugins/compute/tensor_view.h"
+#include "synk/plugins/compute/update_rules.h"
+#include "synk/plugins/mlp/mlp_config.h"
+#include "synk/plugins/mlp/mlp_network.h"
+#include "synk/plugins/mlp/mlp_reducer.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace synk::mlp {
 namespace {

@@ -1,8 +1,8 @@
-#include "plugins/mlp/mlp_network.h"
+#include "synk/plugins/mlp/mlp_network.h"
 
 #include <algorithm>
 
-#include "plugins/compute/gemm.h"
+#include "synk/plugins/compute/gemm.h"
 
 namespace synk::mlp {
 

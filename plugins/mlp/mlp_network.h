@@ -14,10 +14,10 @@
 #include <functional>
 #include <vector>
 
-#include "plugins/compute/device.h"
-#include "plugins/compute/gemm.h"
-#include "plugins/compute/kernels.h"
-#include "plugins/mlp/mlp_config.h"
+#include "synk/plugins/compute/device.h"
+#include "synk/plugins/compute/gemm.h"
+#include "synk/plugins/compute/kernels.h"
+#include "synk/plugins/mlp/mlp_config.h"
 
 namespace synk::mlp {
 

@@ -1,4 +1,4 @@
-#include "plugins/mlp/mlp_reducer.h"
+#include "synk/plugins/mlp/mlp_reducer.h"
 
 namespace synk::mlp {
 

@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "plugins/compute/cuda_resources.h"
-#include "plugins/mlp/mlp_config.h"
+#include "synk/plugins/compute/cuda_resources.h"
+#include "synk/plugins/mlp/mlp_config.h"
 
 namespace synk::mlp {
 

@@ -4,7 +4,7 @@
 //
 // A model is a class with three members, exported by one macro:
 //
-//   #include "plugins/sdk/synk_sdk.h"
+//   #include "synk/plugins/sdk/synk_sdk.h"
 //   namespace sdk = synk::sdk;
 //
 //   class Scale {
@@ -37,13 +37,13 @@
 // memory: host memory when context.device() is Host, GPU memory (work ordered on context.stream())
 // when it is Cuda. Write updated variables through call.update(), never through call.read(). See
 // plugins/README.md for the rules.
-#include "plugins/abi/synk_plugin.h"
-#include "plugins/sdk/detail/adapter.h"
-#include "plugins/sdk/detail/call.h"
-#include "plugins/sdk/detail/handlers.h"
-#include "plugins/sdk/detail/options.h"
-#include "plugins/sdk/detail/spec.h"
-#include "plugins/sdk/detail/types.h"
+#include "synk/plugins/abi/synk_plugin.h"
+#include "synk/plugins/sdk/detail/adapter.h"
+#include "synk/plugins/sdk/detail/call.h"
+#include "synk/plugins/sdk/detail/handlers.h"
+#include "synk/plugins/sdk/detail/options.h"
+#include "synk/plugins/sdk/detail/spec.h"
+#include "synk/plugins/sdk/detail/types.h"
 
 // Exports the two symbols of the ABI for ClassName. Use once per library, at global scope.
 #define SYNK_PLUGIN(ClassName)                                                   \

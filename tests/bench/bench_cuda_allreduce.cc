@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/measure.h"
+#include "synk/harness/measure.h"
 #include "synk/synk.h"
 
 using namespace synk;

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/measure.h"
+#include "synk/harness/measure.h"
 #include "synk/synk.h"
-#include "training/datasets.h"
+#include "synk/training/datasets.h"
 
 namespace {
 

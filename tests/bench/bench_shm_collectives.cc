@@ -13,10 +13,10 @@
 #include <memory>
 #include <string>
 
-#include "collectives/cpu/cpu_backend.h"
-#include "core/error.h"
-#include "core/process_group.h"
-#include "core/shm_heap.h"
+#include "synk/collectives/cpu/cpu_backend.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
+#include "synk/core/shm_heap.h"
 #include "tests/bench/bench_sizes.h"
 
 namespace synk::bench {

@@ -3,9 +3,9 @@
 // enough for a segment of their own.
 #include <catch2/catch.hpp>
 
-#include "collectives/cpu/cpu_backend.h"
-#include "collectives/shm/shm_communicator.h"
-#include "core/shm_heap.h"
+#include "synk/collectives/cpu/cpu_backend.h"
+#include "synk/collectives/shm/shm_communicator.h"
+#include "synk/core/shm_heap.h"
 #include "tests/support/conformance_checks.h"
 
 namespace synk::test {

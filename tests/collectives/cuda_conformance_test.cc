@@ -12,10 +12,10 @@
 #include <memory>
 #include <stdexcept>
 
-#include "collectives/cuda/fork_guard.h"
-#include "collectives/cuda_factory.h"
-#include "core/error.h"
-#include "core/shm_heap.h"
+#include "synk/collectives/cuda/fork_guard.h"
+#include "synk/collectives/cuda_factory.h"
+#include "synk/core/error.h"
+#include "synk/core/shm_heap.h"
 #include "tests/support/conformance_checks.h"
 #include "tests/support/rank_fixture.h"
 

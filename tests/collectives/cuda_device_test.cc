@@ -15,13 +15,13 @@
 #include <set>
 #include <vector>
 
-#include "collectives/cuda/cuda_device.h"
-#include "collectives/cuda/fork_guard.h"
-#include "collectives/cuda/gpu_enumeration.h"
-#include "core/control_block.h"
-#include "core/error.h"
-#include "core/host_kernels.h"
-#include "core/waiter.h"
+#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/fork_guard.h"
+#include "synk/collectives/cuda/gpu_enumeration.h"
+#include "synk/core/control_block.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
+#include "synk/core/waiter.h"
 
 namespace synk {
 namespace {

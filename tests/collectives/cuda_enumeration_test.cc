@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "collectives/cuda/fork_guard.h"
-#include "collectives/cuda/gpu_enumeration.h"
-#include "collectives/cuda/nccl_types.h"
-#include "collectives/cuda_factory.h"
-#include "core/error.h"
+#include "synk/collectives/cuda/fork_guard.h"
+#include "synk/collectives/cuda/gpu_enumeration.h"
+#include "synk/collectives/cuda/nccl_types.h"
+#include "synk/collectives/cuda_factory.h"
+#include "synk/core/error.h"
 
 namespace synk {
 namespace {

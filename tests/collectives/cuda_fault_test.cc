@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/cuda_factory.h"
-#include "core/error.h"
+#include "synk/collectives/cuda_factory.h"
+#include "synk/core/error.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {

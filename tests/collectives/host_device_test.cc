@@ -8,11 +8,11 @@
 #include <set>
 #include <vector>
 
-#include "collectives/cpu/host_device.h"
-#include "core/control_block.h"
-#include "core/error.h"
-#include "core/shm_heap.h"
-#include "core/waiter.h"
+#include "synk/collectives/cpu/host_device.h"
+#include "synk/core/control_block.h"
+#include "synk/core/error.h"
+#include "synk/core/shm_heap.h"
+#include "synk/core/waiter.h"
 
 namespace synk {
 namespace {

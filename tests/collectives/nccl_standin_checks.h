@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "collectives/cuda/nccl_communicator.h"
-#include "core/error.h"
-#include "core/host_kernels.h"
-#include "core/shm_segment.h"
+#include "synk/collectives/cuda/nccl_communicator.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
+#include "synk/core/shm_segment.h"
 #include "tests/support/nccl_standin/standin_backend.h"
 #include "tests/support/nccl_standin/standin_faults.h"
 #include "tests/support/nccl_standin/standin_nccl.h"

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "collectives/registry.h"
-#include "collectives/shm/shm_communicator.h"
-#include "core/error.h"
+#include "synk/collectives/registry.h"
+#include "synk/collectives/shm/shm_communicator.h"
+#include "synk/core/error.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {

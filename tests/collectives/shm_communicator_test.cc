@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "collectives/cpu/cpu_backend.h"
-#include "collectives/shm/shm_communicator.h"
-#include "core/error.h"
+#include "synk/collectives/cpu/cpu_backend.h"
+#include "synk/collectives/shm/shm_communicator.h"
+#include "synk/core/error.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {

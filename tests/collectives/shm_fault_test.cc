@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <stdexcept>
 
-#include "collectives/cpu/cpu_backend.h"
-#include "core/error.h"
+#include "synk/collectives/cpu/cpu_backend.h"
+#include "synk/core/error.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 #include "tests/support/session_fixture.h"
 
 using namespace synk;

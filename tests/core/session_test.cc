@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/shm_segment.h"
-#include "plugins/abi/synk_plugin.h"
+#include "synk/core/shm_segment.h"
+#include "synk/plugins/abi/synk_plugin.h"
 #include "synk/synk.h"
 #include "tests/support/rank_fixture.h"
 #include "tests/support/session_fixture.h"

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
-#include "core/shm_heap.h"
+#include "synk/core/error.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk {
 namespace {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "core/shm_segment.h"
+#include "synk/core/shm_segment.h"
 #include "tests/support/rank_fixture.h"
 #include "tests/support/session_fixture.h"
 

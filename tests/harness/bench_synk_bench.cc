@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/child.h"
-#include "harness/config.h"
-#include "harness/inputs.h"
-#include "harness/runner.h"
-#include "harness/stats.h"
-#include "harness/store.h"
+#include "synk/harness/child.h"
+#include "synk/harness/config.h"
+#include "synk/harness/inputs.h"
+#include "synk/harness/runner.h"
+#include "synk/harness/stats.h"
+#include "synk/harness/store.h"
 #include "synk/synk.h"
 
 using namespace synk;

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "harness/store.h"
+#include "synk/harness/store.h"
 #include "tests/harness/temp_dir.h"
 
 using namespace synk::harness;

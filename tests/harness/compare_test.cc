@@ -6,10 +6,10 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "harness/cli.h"
-#include "harness/compare.h"
-#include "harness/compare_report.h"
-#include "harness/errors.h"
+#include "synk/harness/cli.h"
+#include "synk/harness/compare.h"
+#include "synk/harness/compare_report.h"
+#include "synk/harness/errors.h"
 #include "tests/harness/noise.h"
 #include "tests/harness/synthetic_store.h"
 #include "tests/harness/temp_dir.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/config.h"
-#include "harness/errors.h"
+#include "synk/harness/config.h"
+#include "synk/harness/errors.h"
 
 namespace synk::harness::test {
 

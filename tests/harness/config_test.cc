@@ -3,10 +3,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/axis.h"
-#include "harness/config.h"
-#include "harness/errors.h"
-#include "harness/stats.h"
+#include "synk/harness/axis.h"
+#include "synk/harness/config.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/stats.h"
 #include "tests/harness/config_fuzz_target.h"
 
 using namespace synk::harness;

@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "harness/config.h"
-#include "harness/plan.h"
+#include "synk/harness/config.h"
+#include "synk/harness/plan.h"
 
 using namespace synk::harness;
 

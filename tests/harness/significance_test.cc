@@ -1,11 +1,11 @@
 // The statistics behind `synk-bench compare` against known cases: published or hand-worked
 // p-values (each expected value says where it comes from) and the regression rule of issue 11.
-#include "harness/significance.h"
+#include "synk/harness/significance.h"
 
 #include <catch2/catch.hpp>
 
-#include "core/error.h"
-#include "harness/errors.h"
+#include "synk/core/error.h"
+#include "synk/harness/errors.h"
 #include "tests/harness/noise.h"
 
 using namespace synk::harness;

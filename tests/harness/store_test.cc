@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/errors.h"
-#include "harness/store.h"
-#include "harness/store_schema.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/store.h"
+#include "synk/harness/store_schema.h"
 #include "tests/harness/temp_dir.h"
 
 using namespace synk::harness;

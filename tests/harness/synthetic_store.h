@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/hash.h"
-#include "harness/store.h"
+#include "synk/harness/hash.h"
+#include "synk/harness/store.h"
 
 namespace synk::harness::test {
 

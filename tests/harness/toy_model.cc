@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace sdk = synk::sdk;
 using sdk::DType;

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 #include "tests/plugins/plugin_test_support.h"
 #include "tests/support/session_fixture.h"
 

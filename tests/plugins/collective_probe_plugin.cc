@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

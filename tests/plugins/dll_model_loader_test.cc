@@ -1,7 +1,7 @@
 // DllModelLoader against deliberately broken plugins (each message must name the file, the
 // symbol and the versions) and against the valid C plugin "raw" (spec round trip, calls,
 // services, library lifetime).
-#include "plugins/host/dll_model_loader.h"
+#include "synk/plugins/host/dll_model_loader.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "plugins/abi/synk_plugin.h"
+#include "synk/plugins/abi/synk_plugin.h"
 #include "tests/plugins/plugin_test_support.h"
 
 namespace synk {

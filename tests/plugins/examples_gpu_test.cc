@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "plugins/host/dll_model_loader.h"
+#include "synk/plugins/host/dll_model_loader.h"
 #include "tests/plugins/plugin_test_support.h"
 
 namespace synk {

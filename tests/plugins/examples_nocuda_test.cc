@@ -2,7 +2,7 @@
 // with a clear reason (examples_gpu_test covers CUDA builds).
 #include <catch2/catch.hpp>
 
-#include "plugins/host/dll_model_loader.h"
+#include "synk/plugins/host/dll_model_loader.h"
 #include "tests/plugins/plugin_test_support.h"
 
 namespace synk {

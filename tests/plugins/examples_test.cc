@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "plugins/host/dll_model_loader.h"
+#include "synk/plugins/host/dll_model_loader.h"
 #include "tests/plugins/plugin_test_support.h"
 
 namespace synk {

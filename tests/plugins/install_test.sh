@@ -25,7 +25,7 @@ step "install" cmake --install "$build" --prefix "$prefix"
 for file in lib/cmake/synk/synkConfig.cmake lib/cmake/synk/synkConfigVersion.cmake \
             lib/cmake/synk/synk_add_plugin.cmake lib/cmake/synk/synk_plugin.map \
             include/synk/plugins/abi/synk_plugin.h include/synk/plugins/sdk/synk_sdk.h \
-            include/synk/plugins/synk.h include/synk/core/session.h \
+            include/synk/synk.h include/synk/core/session.h \
             lib/libsynk_core.a lib/synk/libsynk_example_intro.so lib/synk/libsynk_mlp.so; do
   [[ -f $prefix/$file ]] || { echo "install_test: $prefix/$file was not installed" >&2; exit 1; }
 done

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "plugins/abi/synk_plugin.h"
-#include "plugins/host/dll_model_loader.h"
+#include "synk/plugins/abi/synk_plugin.h"
+#include "synk/plugins/host/dll_model_loader.h"
 #include "tests/plugins/plugin_test_support.h"
 #include "tests/support/session_fixture.h"
 

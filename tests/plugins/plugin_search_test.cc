@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/plugin_search.h"
-#include "plugins/host/dll_model_loader.h"
+#include "synk/core/error.h"
+#include "synk/core/plugin_search.h"
+#include "synk/plugins/host/dll_model_loader.h"
 #include "synk/synk.h"
 
 using namespace synk;

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/array.h"
-#include "core/device.h"
-#include "core/error.h"
-#include "core/model.h"
+#include "synk/core/array.h"
+#include "synk/core/device.h"
+#include "synk/core/error.h"
+#include "synk/core/model.h"
 #include "synk/synk.h"
 
 namespace synk::testing {

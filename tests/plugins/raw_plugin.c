@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/abi/synk_plugin.h"
+#include "synk/plugins/abi/synk_plugin.h"
 
 #ifndef SYNK_TEST_ABI_MAJOR
 #define SYNK_TEST_ABI_MAJOR SYNK_PLUGIN_ABI_MAJOR

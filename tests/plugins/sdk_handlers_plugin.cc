@@ -6,7 +6,7 @@
 //   double(x: float32 (n, 3)) -> y: float32 (kAnySize, 3) = 2x
 //   total(x: float32 (n, 3)) -> s: float32 () = sum of x
 //   wrong(x) allocates y with 4 columns: refused at the call (declared (kAnySize, 3)).
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

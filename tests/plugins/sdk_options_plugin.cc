@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

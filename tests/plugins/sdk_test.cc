@@ -1,6 +1,6 @@
 // The C++ SDK: its value types against core's, its spec builder, and (through the host loader
 // and the "sdk_probe" plugin) declarations, typed accessors and exception mapping at the seam.
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 #include <dlfcn.h>
 
@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/dtype.h"
-#include "plugins/host/dll_model_loader.h"
+#include "synk/core/dtype.h"
+#include "synk/plugins/host/dll_model_loader.h"
 #include "tests/plugins/plugin_test_support.h"
 
 namespace synk {

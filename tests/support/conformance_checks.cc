@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/error.h"
-#include "core/host_kernels.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {

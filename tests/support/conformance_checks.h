@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/dtype.h"
+#include "synk/core/backend.h"
+#include "synk/core/dtype.h"
 
 namespace synk::test {
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <memory>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::test {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/process_group.h"
-#include "core/shm_heap.h"
+#include "synk/core/backend.h"
+#include "synk/core/process_group.h"
+#include "synk/core/shm_heap.h"
 
 namespace synk::test {
 

@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "collectives/registry.h"
-#include "core/backend.h"
-#include "core/error.h"
-#include "core/shm_segment.h"
+#include "synk/collectives/registry.h"
+#include "synk/core/backend.h"
+#include "synk/core/error.h"
+#include "synk/core/shm_segment.h"
 #include "synk/synk.h"
 #include "tests/support/rank_fixture.h"
 

@@ -4,7 +4,7 @@
 // needing more devices than the backend has is skipped (CTest SKIP_RETURN_CODE).
 #include <string>
 
-#include "core/session.h"
+#include "synk/core/session.h"
 
 namespace synk::test {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <vector>
 
-#include "training/datasets.h"
-#include "training/idx_reader.h"
+#include "synk/training/datasets.h"
+#include "synk/training/idx_reader.h"
 
 namespace synk::training {
 namespace {

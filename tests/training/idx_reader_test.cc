@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "training/idx_reader.h"
+#include "synk/training/idx_reader.h"
 
 namespace synk::training {
 namespace {

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "synk/synk.h"
+#include "synk/training/datasets.h"
+#include "synk/training/trainer.h"
 #include "tests/support/session_fixture.h"
-#include "training/datasets.h"
-#include "training/trainer.h"
 
 namespace synk::training {
 namespace {

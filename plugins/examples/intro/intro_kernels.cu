@@ -2,7 +2,7 @@
 // from call(), in the rank's process after fork, on the rank's stream.
 #include <cuda_runtime.h>
 
-#include "plugins/examples/intro/intro_kernels.h"
+#include "synk/plugins/examples/intro/intro_kernels.h"
 
 namespace synk_examples::intro {
 namespace {

@@ -1,5 +1,5 @@
 // The "intro" example built without CUDA: a call on a cuda device fails with this reason.
-#include "plugins/examples/intro/intro_kernels.h"
+#include "synk/plugins/examples/intro/intro_kernels.h"
 
 namespace synk_examples::intro {
 

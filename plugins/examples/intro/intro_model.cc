@@ -4,8 +4,8 @@
 // z, which equals the mean over all rows when the rows are split evenly.
 #include <string>
 
-#include "plugins/examples/intro/intro_kernels.h"
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/examples/intro/intro_kernels.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

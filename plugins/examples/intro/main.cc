@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <random>
 
-#include "plugins/examples/example_options.h"
+#include "synk/plugins/examples/example_options.h"
 
 int main(int argc, char** argv) {
   synk::ForkOptions options = synk::examples::parseForkOptions(argc, argv, "intro_example");

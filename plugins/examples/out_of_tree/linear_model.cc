@@ -6,7 +6,7 @@
 // the step of one process on every row. Host device only.
 #include <string>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // 2 ranks: s = [1, 1]; f updates s <- sum over rows of (x * s); x = [[1,1],[2,2],[3,3],[4,4]].
 #include <cstdio>
 
-#include "plugins/examples/example_options.h"
+#include "synk/plugins/examples/example_options.h"
 
 namespace {
 void show(const char* what, const synk::Array& value) {

@@ -1,7 +1,7 @@
 // CUDA kernel of the "shared_variable" example, launched from call() on the rank's stream.
 #include <cuda_runtime.h>
 
-#include "plugins/examples/shared_variable/shared_variable_kernels.h"
+#include "synk/plugins/examples/shared_variable/shared_variable_kernels.h"
 
 namespace synk_examples::shared_variable {
 namespace {

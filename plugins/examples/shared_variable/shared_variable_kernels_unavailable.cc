@@ -1,5 +1,5 @@
 // The "shared_variable" example built without CUDA: a call on a cuda device fails with this.
-#include "plugins/examples/shared_variable/shared_variable_kernels.h"
+#include "synk/plugins/examples/shared_variable/shared_variable_kernels.h"
 
 namespace synk_examples::shared_variable {
 

@@ -5,8 +5,8 @@
 // 0 gets [3, 3] and rank 1 [7, 7]; a sum reduction of s then gives the serial [10, 10].
 #include <string>
 
-#include "plugins/examples/shared_variable/shared_variable_kernels.h"
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/examples/shared_variable/shared_variable_kernels.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

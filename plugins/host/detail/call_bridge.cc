@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "plugins/host/detail/dll_model.h"
+#include "synk/core/error.h"
+#include "synk/plugins/host/detail/dll_model.h"
 
 #include <algorithm>
 

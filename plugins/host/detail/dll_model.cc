@@ -1,8 +1,8 @@
-#include "plugins/host/detail/dll_model.h"
+#include "synk/plugins/host/detail/dll_model.h"
 
 #include <utility>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::plugin_host {
 

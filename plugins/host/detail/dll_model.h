@@ -6,12 +6,12 @@
 #include <unordered_set>
 #include <utility>
 
-#include "core/error.h"
-#include "core/model.h"
-#include "plugins/abi/synk_plugin.h"
-#include "plugins/host/detail/plugin_library.h"
-#include "plugins/host/detail/spec_collector.h"
-#include "plugins/host/dll_model_loader.h"
+#include "synk/core/error.h"
+#include "synk/core/model.h"
+#include "synk/plugins/abi/synk_plugin.h"
+#include "synk/plugins/host/detail/plugin_library.h"
+#include "synk/plugins/host/detail/spec_collector.h"
+#include "synk/plugins/host/dll_model_loader.h"
 
 namespace synk::plugin_host {
 

@@ -1,11 +1,11 @@
-#include "plugins/host/detail/plugin_library.h"
+#include "synk/plugins/host/detail/plugin_library.h"
 
 #include <dlfcn.h>
 
 #include <filesystem>
 #include <system_error>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::plugin_host {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <boost/dll/shared_library.hpp>
 
-#include "plugins/abi/synk_plugin.h"
+#include "synk/plugins/abi/synk_plugin.h"
 
 namespace synk::plugin_host {
 

@@ -1,11 +1,11 @@
-#include "plugins/host/detail/spec_collector.h"
+#include "synk/plugins/host/detail/spec_collector.h"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 #include <utility>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::plugin_host {
 namespace {

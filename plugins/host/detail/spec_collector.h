@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "plugins/abi/synk_plugin.h"
-#include "plugins/host/detail/plugin_library.h"
+#include "synk/core/model.h"
+#include "synk/plugins/abi/synk_plugin.h"
+#include "synk/plugins/host/detail/plugin_library.h"
 
 namespace synk::plugin_host {
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/sdk/detail/call.h"
-#include "plugins/sdk/detail/handlers.h"
-#include "plugins/sdk/detail/spec.h"
+#include "synk/plugins/sdk/detail/call.h"
+#include "synk/plugins/sdk/detail/handlers.h"
+#include "synk/plugins/sdk/detail/spec.h"
 
 namespace synk::sdk::detail {
 

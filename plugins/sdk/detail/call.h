@@ -8,9 +8,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "plugins/sdk/detail/options.h"
-#include "plugins/sdk/detail/spec.h"
-#include "plugins/sdk/detail/types.h"
+#include "synk/plugins/sdk/detail/options.h"
+#include "synk/plugins/sdk/detail/spec.h"
+#include "synk/plugins/sdk/detail/types.h"
 
 namespace synk::sdk {
 

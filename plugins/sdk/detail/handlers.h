@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/sdk/detail/call.h"
-#include "plugins/sdk/detail/spec.h"
+#include "synk/plugins/sdk/detail/call.h"
+#include "synk/plugins/sdk/detail/spec.h"
 
 namespace synk::sdk {
 

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/abi/synk_plugin.h"
-#include "plugins/sdk/detail/types.h"
+#include "synk/plugins/abi/synk_plugin.h"
+#include "synk/plugins/sdk/detail/types.h"
 
 namespace synk::sdk {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/sdk/detail/types.h"
+#include "synk/plugins/sdk/detail/types.h"
 
 namespace synk::sdk {
 

@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/element_types.h"
-#include "plugins/abi/synk_plugin.h"
+#include "synk/core/element_types.h"
+#include "synk/plugins/abi/synk_plugin.h"
 
 namespace synk::sdk {
 

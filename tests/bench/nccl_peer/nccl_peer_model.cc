@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace sdk = synk::sdk;
 using sdk::DType;

@@ -3,7 +3,7 @@
 // Variables start at zero; the model runs on the host and on a GPU alike (it computes nothing).
 #include <string>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace {
 

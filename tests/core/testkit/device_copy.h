@@ -4,7 +4,7 @@
 // (device_copy_unavailable.cc). On the host device both are memcpy.
 #include <cstddef>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 
 namespace testkit {
 

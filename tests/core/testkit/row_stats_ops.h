@@ -1,7 +1,7 @@
 #pragma once
 // The testkit's row_stats bound with a different op on each of its outputs (col_mean keeps the
 // default, avg), shared by the suites that check reductions.
-#include "core/session.h"
+#include "synk/core/session.h"
 
 namespace synk::test {
 

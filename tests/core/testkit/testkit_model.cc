@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/sdk/synk_sdk.h"
+#include "synk/plugins/sdk/synk_sdk.h"
 #include "tests/core/testkit/device_copy.h"
 
 namespace sdk = synk::sdk;

@@ -5,10 +5,10 @@
 #include <tuple>
 #include <vector>
 
-#include "plugins/compute/gemm.h"
-#include "plugins/compute/init.h"
-#include "plugins/compute/kernels.h"
-#include "plugins/compute/update_rules.h"
+#include "synk/plugins/compute/gemm.h"
+#include "synk/plugins/compute/init.h"
+#include "synk/plugins/compute/kernels.h"
+#include "synk/plugins/compute/update_rules.h"
 #include "tests/plugins/compute/cuda_fixture.h"
 
 namespace synk::compute {

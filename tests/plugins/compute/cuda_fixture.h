@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compute/cuda_resources.h"
-#include "plugins/compute/device.h"
+#include "synk/plugins/compute/cuda_resources.h"
+#include "synk/plugins/compute/device.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::compute::testing {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compute/gemm.h"
-#include "plugins/compute/gemm_lt.h"
+#include "synk/plugins/compute/gemm.h"
+#include "synk/plugins/compute/gemm_lt.h"
 #include "tests/plugins/compute/cuda_fixture.h"
 
 namespace synk::compute {

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "plugins/compute/gemm.h"
+#include "synk/plugins/compute/gemm.h"
 
 namespace synk::compute {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "plugins/compute/init.h"
+#include "synk/plugins/compute/init.h"
 
 namespace synk::compute {
 namespace {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <vector>
 
-#include "plugins/compute/kernels.h"
+#include "synk/plugins/compute/kernels.h"
 
 namespace synk::compute {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/compute/update_rules.h"
+#include "synk/plugins/compute/update_rules.h"
 
 namespace synk::compute {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/registry.h"
+#include "synk/collectives/registry.h"
 #include "tests/plugins/mlp/mlp_reference.h"
 #include "tests/support/session_fixture.h"
 

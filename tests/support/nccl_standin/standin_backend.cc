@@ -2,9 +2,9 @@
 
 #include <exception>
 
-#include "collectives/cuda/nccl_communicator.h"
-#include "core/error.h"
-#include "core/process_group.h"
+#include "synk/collectives/cuda/nccl_communicator.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
 #include "tests/support/nccl_standin/standin_comm.h"
 #include "tests/support/nccl_standin/standin_device.h"
 #include "tests/support/nccl_standin/standin_nccl.h"

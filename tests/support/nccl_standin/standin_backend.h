@@ -10,7 +10,7 @@
 // still alive.
 #include <memory>
 
-#include "core/backend.h"
+#include "synk/core/backend.h"
 
 namespace synk::standin {
 

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <vector>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 #include "tests/support/nccl_standin/standin_ops.h"
 
 namespace synk::standin {

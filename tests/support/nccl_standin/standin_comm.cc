@@ -3,7 +3,7 @@
 #include <cstring>
 #include <map>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::standin {
 namespace {

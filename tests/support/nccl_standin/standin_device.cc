@@ -4,9 +4,9 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/cuda/gpu_wait.h"
-#include "core/error.h"
-#include "core/host_kernels.h"
+#include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
 #include "tests/support/nccl_standin/standin_faults.h"
 
 namespace synk::standin {

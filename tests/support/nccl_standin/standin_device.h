@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/cuda/nccl_api.h"
-#include "collectives/cuda/nccl_device.h"
-#include "core/device.h"
+#include "synk/collectives/cuda/nccl_api.h"
+#include "synk/collectives/cuda/nccl_device.h"
+#include "synk/core/device.h"
 #include "tests/support/nccl_standin/standin_stream.h"
 
 namespace synk::standin {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/shm_segment.h"
+#include "synk/core/shm_segment.h"
 
 namespace synk::standin {
 namespace {

@@ -2,7 +2,7 @@
 // unless named otherwise); README.md beside this file lists them with their sources.
 #include "tests/support/nccl_standin/standin_nccl.h"
 
-#include "core/error.h"
+#include "synk/core/error.h"
 #include "tests/support/nccl_standin/standin_calls.h"
 
 namespace synk::standin {

@@ -4,7 +4,7 @@
 // with the NCCL source or documentation line for each behaviour: README.md beside this file.
 #include <nccl.h>
 
-#include "collectives/cuda/nccl_api.h"
+#include "synk/collectives/cuda/nccl_api.h"
 
 namespace synk::standin {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/host_kernels.h"
+#include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
 
 namespace synk::standin {
 namespace {

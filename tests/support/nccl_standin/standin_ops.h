@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/dtype.h"
+#include "synk/core/dtype.h"
 #include "tests/support/nccl_standin/standin_comm.h"
 #include "tests/support/nccl_standin/standin_stream.h"
 

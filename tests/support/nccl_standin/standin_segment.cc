@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "synk/core/error.h"
 
 namespace synk::standin {
 namespace {

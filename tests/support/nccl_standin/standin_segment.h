@@ -20,7 +20,7 @@
 #include <memory>
 #include <string>
 
-#include "core/shm_segment.h"
+#include "synk/core/shm_segment.h"
 #include "tests/support/nccl_standin/standin_faults.h"
 
 namespace synk::standin {
