@@ -64,7 +64,10 @@ void onThreads(int n, Fn fn) {
     t.join();
 }
 
-TEST_CASE("barrier: nobody passes before the last arrival; exchanges and ok flags", "[core]") {
+TEST_CASE(
+    "barrier: nobody passes before the last arrival, and every rank reads every exchange and ok "
+    "flag",
+    "[core]") {
   const int n = GENERATE(1, 2, 4);
   const auto spin = GENERATE(0us, 200us);  // 0: every wait sleeps on the futex
   const bool yield = GENERATE(false, true);

@@ -53,7 +53,7 @@ struct Expensive {
   }
 };
 
-TEST_CASE("log levels by name, any case; anything else is no level", "[core]") {
+TEST_CASE("log levels by name, in any case, and anything else is no level", "[core]") {
   CHECK(parseLogLevel("error") == LogLevel::Error);
   CHECK(parseLogLevel("WARNING") == LogLevel::Warning);
   CHECK(parseLogLevel("Info") == LogLevel::Info);
@@ -100,7 +100,7 @@ TEST_CASE("log: the prefix names the rank, or the master", "[core]") {
   CHECK(capture.lines[1].line == "synk[master]: from the master");
 }
 
-TEST_CASE("log: SYNK_LOG_LEVEL sets the threshold; a bad value is reported", "[core]") {
+TEST_CASE("log: SYNK_LOG_LEVEL sets the threshold, and a bad value is reported", "[core]") {
   Capture capture(LogLevel::Warning);
   const char* before = std::getenv("SYNK_LOG_LEVEL");
   const std::string saved = before ? before : "";
