@@ -108,6 +108,7 @@ class ByteReader {
   }
   std::string getString() {
     const auto n = get<uint64_t>();
+    checkCount(n, 1);
     std::string s(n, '\0');
     take(s.data(), n);
     return s;
@@ -115,6 +116,7 @@ class ByteReader {
   template <typename T>
   std::vector<T> getVector() {
     const auto n = get<uint64_t>();
+    checkCount(n, sizeof(T));
     std::vector<T> values(n);
     take(values.data(), n * sizeof(T));
     return values;
@@ -125,6 +127,12 @@ class ByteReader {
   void skip(size_t bytes) {
     SYNK_CHECK(at_ + bytes <= size_, "skipping ", bytes, " bytes at ", at_, " of ", size_);
     at_ += bytes;
+  }
+  // A count read from the input fits in what is left, `bytes_each` or more per element: a
+  // corrupt count is refused before anything is allocated for it.
+  void checkCount(uint64_t n, size_t bytes_each) const {
+    SYNK_CHECK(bytes_each == 0 || n <= remaining() / bytes_each, "a count of ", n, " elements of ",
+               bytes_each, " bytes at ", at_, " of ", size_);
   }
 
  private:
@@ -175,13 +183,16 @@ void ByteReader::read(T& value) {
     if constexpr (std::is_trivially_copyable_v<Element> && !HasFields<Element>) {
       value = getVector<Element>();
     } else {
-      value.resize(get<uint64_t>());
+      const auto n = get<uint64_t>();
+      checkCount(n, 1);  // every element reads at least one byte
+      value.resize(n);
       for (Element& element : value)
         read(element);
     }
   } else if constexpr (byte_io_detail::IsMap<T>::value) {
     value.clear();
     const auto n = get<uint64_t>();
+    checkCount(n, 1);
     for (uint64_t i = 0; i < n; ++i) {
       typename T::key_type key{};
       read(key);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "synk/core/error.h"
+#include "synk/core/log.h"
 
 namespace synk {
 namespace {
@@ -67,6 +68,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
     new (&cb.slot(r)) RankSlot{};
   group->shm_prefix_ = sessionShmPrefix(cb.master_pid, randomToken());
   group->pids_[options.master_rank] = cb.master_pid;
+  setLogRank(kLogMaster);
   cb.slot(options.master_rank).pid = cb.master_pid;
 
   // Buffered output would otherwise be written once by every process that inherits it.
@@ -95,6 +97,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
   if (getppid() != cb_->master_pid) _exit(kExitAborted);
   watcher_.forget();
   rank_ = rank;
+  setLogRank(rank);
   bindToCpu(options_.cpus, rank);
   barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin, options_.yield_while_spinning);
   pids_.assign(pids_.size(), 0);
@@ -237,10 +240,8 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
   }
   for (int r = 0; r < size(); ++r) {
     if (!outstanding(r)) continue;
-    std::fprintf(stderr, "synk: rank %d (pid %d) did not exit %lld s after SIGKILL; leaving it\n",
-                 r, static_cast<int>(pids_[r]),
-                 static_cast<long long>(
-                     std::chrono::duration_cast<std::chrono::seconds>(kKillWait).count()));
+    logWarning("rank ", r, " (pid ", pids_[r], ") did not exit ", kKillWait.count(),
+               " s after SIGKILL; leaving it");
   }
   removeSegmentsWithPrefix(shm_prefix_);
   watcher_.release();

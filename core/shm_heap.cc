@@ -3,10 +3,10 @@
 #include <sys/mman.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <iterator>
 
 #include "synk/core/error.h"
+#include "synk/core/log.h"
 
 namespace synk {
 namespace {
@@ -133,8 +133,7 @@ void ShmHeap::release(void* pointer) noexcept {
   const auto where = locate(pointer);
   if (!where || !segments_[where->segment]->give(where->offset)) {
     // A bug in the caller; freeing memory it does not own must not corrupt the free lists.
-    std::fprintf(stderr, "synk: ShmHeap::release of %p, which rank %d never allocated\n", pointer,
-                 rank_);
+    logWarning("ShmHeap::release of ", pointer, ", which rank ", rank_, " never allocated");
   }
 }
 

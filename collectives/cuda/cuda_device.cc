@@ -1,12 +1,12 @@
 #include "synk/collectives/cuda/cuda_device.h"
 
-#include <cstdio>
 #include <cstdlib>
 
 #include "synk/collectives/cuda/cuda_check.h"
 #include "synk/collectives/cuda/device_kernels.h"
 #include "synk/collectives/cuda/gpu_wait.h"
 #include "synk/core/error.h"
+#include "synk/core/log.h"
 
 namespace synk {
 namespace {
@@ -80,8 +80,7 @@ CudaDevice::~CudaDevice() {
     const cudaError_t err = cudaHostUnregister(reinterpret_cast<void*>(base));
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
-      std::fprintf(stderr, "synk: rank %d: cudaHostUnregister failed: %s\n", rank_,
-                   cudaGetErrorString(err));
+      logWarning("cudaHostUnregister failed: ", cudaGetErrorString(err));
     }
   }
   destroyHandles();
@@ -156,8 +155,7 @@ void CudaDevice::release(void* pointer) noexcept {
   const cudaError_t err = pools_ ? cudaFreeAsync(pointer, stream_) : cudaFree(pointer);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    std::fprintf(stderr, "synk: rank %d: freeing GPU memory %p failed: %s\n", rank_, pointer,
-                 cudaGetErrorString(err));
+    logWarning("freeing GPU memory ", pointer, " failed: ", cudaGetErrorString(err));
   }
 }
 
@@ -292,8 +290,7 @@ void CudaDevice::unregisterHostMemory(void* pointer) noexcept {
   const cudaError_t err = cudaHostUnregister(pointer);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    std::fprintf(stderr, "synk: rank %d: cudaHostUnregister(%p) failed: %s\n", rank_, pointer,
-                 cudaGetErrorString(err));
+    logWarning("cudaHostUnregister(", pointer, ") failed: ", cudaGetErrorString(err));
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -14,6 +13,7 @@
 #include "synk/collectives/cuda/nccl_types.h"
 #include "synk/core/device.h"
 #include "synk/core/error.h"
+#include "synk/core/log.h"
 #include "synk/core/process_group.h"
 
 // ncclCommSplit under a non-blocking parent needs 2.18, NCCL_RUNTIME_CONNECT 2.22.
@@ -61,8 +61,7 @@ void queued(const NcclApi& nccl, ncclResult_t result, const char* what, int rank
 
 // ncclCommAbort on a helper thread, waited for at most `bound`: an abort stuck in NCCL must not
 // keep the process from going on (the thread is left behind; it ends with the process).
-void abortWithin(const NcclApi& nccl, ncclComm_t comm, std::chrono::seconds bound,
-                 int rank) noexcept {
+void abortWithin(const NcclApi& nccl, ncclComm_t comm, std::chrono::seconds bound) noexcept {
   struct State {
     std::mutex mutex;
     std::condition_variable finished;
@@ -85,12 +84,9 @@ void abortWithin(const NcclApi& nccl, ncclComm_t comm, std::chrono::seconds boun
   }
   std::unique_lock<std::mutex> lock(state->mutex);
   if (!state->finished.wait_for(lock, bound, [&] { return state->done; })) {
-    std::fprintf(stderr,
-                 "synk: rank %d: ncclCommAbort did not return within %lld s; leaving it behind\n",
-                 rank, static_cast<long long>(bound.count()));
+    logWarning("ncclCommAbort did not return within ", bound.count(), " s; leaving it behind");
   } else if (state->result != ncclSuccess) {
-    std::fprintf(stderr, "synk: rank %d: ncclCommAbort returned %s\n", rank,
-                 nccl.getErrorString(state->result));
+    logWarning("ncclCommAbort returned ", nccl.getErrorString(state->result));
   }
 }
 
@@ -124,11 +120,9 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
   const char* user_connect = std::getenv("NCCL_RUNTIME_CONNECT");
   const bool split_allowed = user_connect == nullptr || std::strcmp(user_connect, "0") == 0;
   if (!split_allowed) {
-    std::fprintf(stderr,
-                 "synk: rank %d: NCCL_RUNTIME_CONNECT=%s asks for lazy connections, which a "
-                 "blocking communicator would wait for without a deadline: collectives use the "
-                 "non-blocking communicator (slower per call)\n",
-                 rank_, user_connect);
+    logWarning("NCCL_RUNTIME_CONNECT=", user_connect,
+               " asks for lazy connections, which a blocking communicator would wait for without "
+               "a deadline: collectives use the non-blocking communicator (slower per call)");
   }
   if (user_connect == nullptr) setenv("NCCL_RUNTIME_CONNECT", "0", 1);
   ncclUniqueId id{};
@@ -186,11 +180,10 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
   }
   // Use it only if every rank has it: ranks on different communicators would never match up.
   if (group_.barrier().arrive(waiter, BarrierSite::Exchange, why.empty())) return;
-  std::fprintf(stderr,
-               "synk: rank %d: a rank could not create the blocking NCCL communicator (here: %s); "
-               "collectives use the non-blocking one (slower per call)\n",
-               rank_, why.empty() ? "created" : why.c_str());
-  if (fast_ != nullptr) abortWithin(nccl_, fast_, kAbortBound, rank_);
+  logWarning("a rank could not create the blocking NCCL communicator (here: ",
+             why.empty() ? "created" : why.c_str(),
+             "); collectives use the non-blocking one (slower per call)");
+  if (fast_ != nullptr) abortWithin(nccl_, fast_, kAbortBound);
   fast_ = nullptr;
 }
 
@@ -211,7 +204,7 @@ bool NcclCommunicator::teardownBarrier(bool drained) noexcept {
   try {
     return group_.barrier().arrive(waiter, BarrierSite::Teardown, drained);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "synk: rank %d: the teardown barrier failed (%s)\n", rank_, e.what());
+    logWarning("the teardown barrier failed (", e.what(), ")");
     return false;
   }
 }
@@ -224,8 +217,7 @@ void NcclCommunicator::close() noexcept {
   const bool drained = drainStream();
   if (!teardownBarrier(drained)) {
     if (!drained) {
-      std::fprintf(stderr, "synk: rank %d: the GPU stream did not drain before closing NCCL\n",
-                   rank_);
+      logWarning("the GPU stream did not drain before closing NCCL");
     }
     abort();
     return;
@@ -233,8 +225,7 @@ void NcclCommunicator::close() noexcept {
   try {
     finalize();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "synk: rank %d: closing NCCL failed (%s); aborting the communicator\n",
-                 rank_, e.what());
+    logWarning("closing NCCL failed (", e.what(), "); aborting the communicator");
     abort();
   }
 }
@@ -272,7 +263,7 @@ void NcclCommunicator::finalize() {
     // Idle here now: aborting frees it without waiting for anyone.
     const ncclComm_t fast = fast_;
     fast_ = nullptr;
-    abortWithin(nccl_, fast, kAbortBound, rank_);
+    abortWithin(nccl_, fast, kAbortBound);
   }
   // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
   // may be freed, and abort() must not touch it.
@@ -293,8 +284,8 @@ void NcclCommunicator::abort() noexcept {
   fast_ = nullptr;
   comm_ = nullptr;
   // One after the other, each bounded: a hung child abort still lets the parent's run.
-  if (fast != nullptr) abortWithin(nccl_, fast, kAbortBound, rank_);
-  if (comm != nullptr) abortWithin(nccl_, comm, kAbortBound, rank_);
+  if (fast != nullptr) abortWithin(nccl_, fast, kAbortBound);
+  if (comm != nullptr) abortWithin(nccl_, comm, kAbortBound);
   // The stream may hold work that never finishes (a collective whose peer is gone): nothing
   // after this may wait for it, the device's own teardown included.
   gpu_.markAborted();

@@ -1,10 +1,10 @@
 #include "synk/collectives/cuda/pinned_bounce.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include "synk/collectives/cuda/cuda_check.h"
+#include "synk/core/log.h"
 
 namespace synk {
 namespace {
@@ -24,8 +24,7 @@ PinnedBounce::~PinnedBounce() {
     for (const Buffer& buffer : *list) {
       const cudaError_t err = cudaFreeHost(buffer.data);
       if (err != cudaSuccess) {
-        std::fprintf(stderr, "synk: cudaFreeHost of a bounce buffer failed: %s\n",
-                     cudaGetErrorString(err));
+        logWarning("cudaFreeHost of a bounce buffer failed: ", cudaGetErrorString(err));
       }
     }
   }
@@ -97,8 +96,7 @@ void PinnedBounce::recycle() {
   for (auto drop = it; drop != free_.end(); ++drop) {
     const cudaError_t err = cudaFreeHost(drop->data);
     if (err != cudaSuccess) {
-      std::fprintf(stderr, "synk: cudaFreeHost of a bounce buffer failed: %s\n",
-                   cudaGetErrorString(err));
+      logWarning("cudaFreeHost of a bounce buffer failed: ", cudaGetErrorString(err));
     }
   }
   free_.erase(it, free_.end());

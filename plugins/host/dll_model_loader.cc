@@ -1,8 +1,8 @@
 #include "synk/plugins/host/dll_model_loader.h"
 
-#include <cstdio>
 #include <utility>
 
+#include "synk/core/log.h"
 #include "synk/core/plugin_search.h"
 #include "synk/plugins/abi/synk_plugin.h"
 #include "synk/plugins/host/detail/dll_model.h"
@@ -12,8 +12,12 @@
 namespace synk {
 
 void logPluginToStderr(int32_t level, const std::string& line) {
-  // One fprintf per line, so lines of concurrent ranks do not interleave.
-  if (level >= SYNK_LOG_INFO) std::fprintf(stderr, "%s\n", line.c_str());
+  // The line names the rank, the level and the model already: no second prefix.
+  const LogLevel ours = level >= SYNK_LOG_ERROR     ? LogLevel::Error
+                        : level == SYNK_LOG_WARNING ? LogLevel::Warning
+                        : level == SYNK_LOG_INFO    ? LogLevel::Info
+                                                    : LogLevel::Debug;
+  logLine(ours, line);
 }
 
 DllModelLoader::DllModelLoader(PluginLogSink log) : log_(std::move(log)) {}

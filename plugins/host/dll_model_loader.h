@@ -18,7 +18,8 @@ namespace synk {
 // names the model and the rank. Called from the rank's threads; must be thread-safe.
 using PluginLogSink = std::function<void(int32_t level, const std::string& line)>;
 
-// Writes info and above to stderr.
+// Writes the line as it is through the library's log (core/log.h): stderr, or a test's sink, when
+// the plugin's level passes SYNK_LOG_LEVEL (warning by default).
 void logPluginToStderr(int32_t level, const std::string& line);
 
 class DllModelLoader final : public ModelLoader {

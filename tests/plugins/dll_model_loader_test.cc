@@ -10,7 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "synk/core/log.h"
 #include "synk/plugins/abi/synk_plugin.h"
 #include "tests/plugins/plugin_test_support.h"
 
@@ -264,6 +267,24 @@ TEST_CASE("a call reaches the plugin with tensors and outputs and host services"
     CHECK(device.live() == 1);  // the output; the plugin's scratch buffer was released
   }
   CHECK(device.live() == 0);
+}
+
+TEST_CASE("the default plugin log writes each line as it is, at the plugin's level", "[plugins]") {
+  std::vector<std::pair<LogLevel, std::string>> lines;
+  ScopedLogSink sink(
+      [&](LogLevel level, std::string_view line) { lines.emplace_back(level, std::string(line)); });
+  const LogLevel threshold = logThreshold();
+  setLogThreshold(LogLevel::Info);
+  logPluginToStderr(SYNK_LOG_DEBUG, "[synk rank 1 debug] model 'm': hidden at info");
+  logPluginToStderr(SYNK_LOG_INFO, "[synk rank 1 info] model 'm': shown");
+  logPluginToStderr(SYNK_LOG_WARNING, "[synk rank 1 warning] model 'm': w");
+  logPluginToStderr(SYNK_LOG_ERROR, "[synk rank 1 error] model 'm': e");
+  setLogThreshold(threshold);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == std::pair(LogLevel::Info, std::string("[synk rank 1 info] model 'm': shown")));
+  CHECK(lines[1].first == LogLevel::Warning);
+  CHECK(lines[2].first == LogLevel::Error);
+  CHECK(lines[2].second == "[synk rank 1 error] model 'm': e");
 }
 
 TEST_CASE("a failing call names model and file and function and carries the plugin's message",
