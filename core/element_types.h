@@ -80,6 +80,21 @@ inline uint16_t floatToBFloat16(float value) {
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
+// Double to float, rounding to odd: toward zero, then the last bit set if anything was lost. A
+// value narrowed so and then rounded to nearest float16 or bfloat16 is rounded once, as the exact
+// value would be (float keeps 24 bits, at least 2 more than twice either 16-bit type's); narrowing
+// by round-to-nearest first could round twice at a tie (1 + 2^-11 + 2^-40 -> float16 1, not 1 +
+// 2^-10).
+inline float doubleToFloatRoundToOdd(double value) {
+  float narrowed = static_cast<float>(value);  // to nearest
+  if (std::isnan(value) || std::isinf(narrowed) || static_cast<double>(narrowed) == value) {
+    return narrowed;  // exact, NaN, or beyond float's range (both 16-bit types overflow there too)
+  }
+  uint32_t bits = element_detail::floatBits(narrowed);
+  if (std::fabs(static_cast<double>(narrowed)) > std::fabs(value)) --bits;  // back toward zero
+  return element_detail::bitsFloat(bits | 1u);
+}
+
 // The dtype code of an element type: the plugin ABI's SYNK_DTYPE_* numbers, which are core's
 // DType values too (each side's dtypeOf<T>() casts this to its enum).
 template <typename T>

@@ -77,7 +77,13 @@ void cast(const void* src, DType from, void* dst, DType to, size_t count) {
       const S* s = static_cast<const S*>(src);
       D* d = static_cast<D*>(dst);
       for (size_t i = 0; i < count; ++i) {
-        if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
+        if constexpr ((std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>)&&(
+                          std::is_same_v<S, double> || std::is_same_v<S, int32_t> ||
+                          std::is_same_v<S, int64_t>)) {
+          // Wider than float: narrow to odd first, so the 16-bit rounding is the only one (an
+          // int64 rounds to double first, harmless with 53 bits against 8 or 11 kept).
+          d[i] = store<D>(doubleToFloatRoundToOdd(static_cast<double>(s[i])));
+        } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
           d[i] = store<D>(static_cast<float>(load(s[i])));
         } else {
           d[i] = static_cast<D>(load(s[i]));

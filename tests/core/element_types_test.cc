@@ -245,6 +245,46 @@ TEST_CASE("canCastSafely follows numpy's safe casting", "[core]") {
 }
 
 TEST_CASE("host::cast converts between dtypes, rounding once", "[core]") {
+  SECTION("float64 and integers to float16 and bfloat16 round once, at ties too") {
+    // Narrowed to nearest float first, 1 + 2^-11 + 2^-40 became the tie 1 + 2^-11 and went to 1.
+    const std::vector<double> ties = {1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40),
+                                      -(1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)),
+                                      1 + std::ldexp(1.0, -11),
+                                      65519.99999999,
+                                      1e-300,
+                                      1e300};
+    std::vector<Half> half(ties.size());
+    host::cast(ties.data(), DType::Float64, half.data(), DType::Float16, ties.size());
+    CHECK(half[0].bits == 0x3c01);
+    CHECK(half[1].bits == 0xbc01);
+    CHECK(half[2].bits == 0x3c00);  // an exact tie: to even
+    CHECK(half[3].bits == 0x7bff);  // just below the overflow threshold
+    CHECK(half[4].bits == 0x0000);
+    CHECK(half[5].bits == 0x7c00);
+    const std::vector<int32_t> ints = {(1 << 30) + (1 << 22) + 1, (1 << 30) + (1 << 22)};
+    std::vector<BFloat16> bf(ints.size());
+    host::cast(ints.data(), DType::Int32, bf.data(), DType::BFloat16, ints.size());
+    CHECK(bf[0].bits == 0x4e81);  // past the tie: up
+    CHECK(bf[1].bits == 0x4e80);  // the tie: to even
+    // Against the compiler's single rounding of double to _Float16 at every float16 tie in
+    // [1, 2) (a half ulp, 2^-11, past each 11-bit mantissa) and a hair to either side of it.
+    int wrong = 0;
+    for (int m = 0; m < 1024 && wrong < 5; ++m) {
+      for (const double nudge : {0.0, std::ldexp(1.0, -40), -std::ldexp(1.0, -40),
+                                 std::ldexp(1.0, -30), -std::ldexp(1.0, -30)}) {
+        const double value = 1 + (m + 0.5) / 1024.0 + nudge;
+        Half out;
+        host::cast(&value, DType::Float64, &out, DType::Float16, 1);
+        const _Float16 reference = static_cast<_Float16>(value);
+        uint16_t expected;
+        std::memcpy(&expected, &reference, sizeof expected);
+        if (out.bits != expected && ++wrong <= 5) {
+          FAIL_CHECK("cast(" << value << ") = 0x" << std::hex << out.bits << ", expected 0x"
+                             << expected);
+        }
+      }
+    }
+  }
   SECTION("float32 to float16 and bfloat16: the same rounding as the scalar conversions") {
     const std::vector<float> in = {1.0f, 1.0f + std::ldexp(1.0f, -11), 65520.0f, -3.5f, 1e-8f};
     std::vector<Half> half(in.size());
