@@ -167,8 +167,17 @@ void CallExecution::runSlice(const RowRange& local) {
   }
   frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
   slice_index_ = static_cast<int>(slice_count_++);
-  InCallCollectives::Scope collectives(collectives_, waiter_);
-  model_.instance->call(frame);
+  {
+    InCallCollectives::Scope collectives(collectives_, waiter_);
+    model_.instance->call(frame);
+  }
+  // The plugin bridge reports a missing output first; this holds for any ModelInstance.
+  for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+    if (request_.wants(o) && !frame.allocated(o)) {
+      throw PluginError(str(where(), " of model '", model_.spec().name,
+                            "' returned without producing output '", spec_.outputs[o].name, "'"));
+    }
+  }
 }
 
 void* CallExecution::allocateOutput(int index, const Shape& shape) {

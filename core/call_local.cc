@@ -71,6 +71,12 @@ std::vector<Array> SessionCore::callLocal(uint32_t id, const std::vector<ArrayVi
     InCallCollectives::Scope collectives(call_collectives_);
     model.instance->call(frame);
   }
+  for (size_t o = 0; o < spec.outputs.size(); ++o) {
+    if (!frame.allocated(o)) {
+      throw PluginError(str("function '", spec.name, "' returned without producing output '",
+                            spec.outputs[o].name, "'"));
+    }
+  }
   for (size_t u = 0; u < b.update_vars.size(); ++u) {
     model.variables[b.update_vars[u]].buffer.swap(updates[u]);
   }

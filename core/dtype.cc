@@ -1,9 +1,5 @@
 #include "synk/core/dtype.h"
 
-#include <bit>
-#include <cmath>
-#include <cstring>
-
 #include "synk/core/error.h"
 
 namespace synk {

@@ -2,7 +2,6 @@
 
 #include <sched.h>
 
-#include <cstring>
 #include <exception>
 #include <thread>
 

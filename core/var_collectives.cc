@@ -1,6 +1,5 @@
 // Shared-variable collectives, the master's side: validate, then one step on every rank
 // (collective_exec.cc runs it there).
-#include <algorithm>
 
 #include "synk/core/collective_request.h"
 #include "synk/core/data_impl.h"

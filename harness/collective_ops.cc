@@ -6,6 +6,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "synk/core/device_buffer.h"
 #include "synk/core/error.h"
 #include "synk/core/heap_buffer.h"
 
@@ -96,19 +97,6 @@ double tolerance(DType dtype, ReduceOp op) {
   return dtype == DType::Float32 ? 1e-6 : 1e-12;
 }
 
-class DeviceBuffer {
- public:
-  DeviceBuffer(Device& device, size_t bytes) : device_(device), data_(device.allocate(bytes)) {}
-  ~DeviceBuffer() { device_.release(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* data() const { return data_; }
-
- private:
-  Device& device_;
-  void* data_;
-};
-
 // One rank's buffers and the operation, for one point.
 class Bench {
  public:
@@ -119,7 +107,8 @@ class Bench {
         comm_(side.backend.communicator(side.native)),
         rank_(side.group.rank()),
         n_(side.group.size()),
-        shape_(collectiveShape(p.op, p.bytes, n_, p.dtype)) {}
+        shape_(collectiveShape(p.op, p.bytes, n_, p.dtype)),
+        counts_(static_cast<size_t>(n_), shape_.part) {}
 
   // Allocations; may throw (out of memory): the caller agrees before any collective.
   void allocate() {
@@ -182,11 +171,11 @@ class Bench {
       if (rank_ != p_.root) args.recv = nullptr;
       comm_.reduce(args, waiter);
     } else if (p_.op == "gather") {
-      GatherArgs args{send_->data(), rank_ == p_.root ? recv_->data() : nullptr, counts(), p_.dtype,
+      GatherArgs args{send_->data(), rank_ == p_.root ? recv_->data() : nullptr, counts_, p_.dtype,
                       p_.root};
       comm_.gather(args, waiter);
     } else if (p_.op == "all_gather") {
-      comm_.allGather({send_->data(), recv_->data(), counts(), p_.dtype}, waiter);
+      comm_.allGather({send_->data(), recv_->data(), counts_, p_.dtype}, waiter);
     } else {  // scatter: each rank copies its part of the root's shared source
       const size_t bytes = shape_.part * shape_.element_bytes;
       if (bytes > 0) {
@@ -239,9 +228,6 @@ class Bench {
     return p_.op == "all_reduce" || p_.op == "reduce" ? p_.redop : ReduceOp::Max;
   }
   void* recvOrSend() const { return recv_ ? recv_->data() : send_->data(); }
-  std::vector<size_t> counts() const {
-    return std::vector<size_t>(static_cast<size_t>(n_), shape_.part);
-  }
 
   RankSide& side_;
   const CollectiveParams& p_;
@@ -249,6 +235,7 @@ class Bench {
   Communicator& comm_;
   int rank_, n_;
   CollectiveShape shape_;
+  std::vector<size_t> counts_;  // every rank's part (gather, all_gather): not built in the loop
   std::optional<DeviceBuffer> send_, recv_;
   HeapBuffer source_;
   std::byte* source_at_ = nullptr;

@@ -70,7 +70,7 @@ struct Bound {
   struct Action {
     Function function;
     std::vector<Data> inputs;
-    Variable variable;  // all_reduce
+    std::vector<Variable> variables;  // all_reduce: built once, not in every timed step
     bool call = true;
   };
   std::vector<Action> actions;
@@ -90,7 +90,7 @@ Bound bind(Session& session, const Model& model, const Experiment& e, const Poin
         action.inputs.push_back(session.data(array));
     } else {
       variableSpec(model, a.name);
-      action.variable = model.variable(a.name);
+      action.variables = {model.variable(a.name)};
       action.call = false;
     }
     bound.actions.push_back(std::move(action));
@@ -220,7 +220,7 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
         if (a.call) {
           a.function(a.inputs);
         } else {
-          session.allReduce({a.variable}, ReduceOp::Avg, {.native = native});
+          session.allReduce(a.variables, ReduceOp::Avg, {.native = native});
         }
         const auto now = Clock::now();
         (a.call ? sample.compute_ns : sample.collective_ns) += nanoseconds(now - t);

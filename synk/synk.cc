@@ -1,8 +1,5 @@
 #include "synk/synk.h"
 
-#include <unistd.h>
-
-#include <climits>
 #include <memory>
 
 #include "synk/collectives/registry.h"

@@ -43,11 +43,12 @@ void Trainer::warmUp(const Data& x, const Data& y, const Selection& batch, const
   std::vector<Array> before;
   for (const Variable& v : vars) {
     before.push_back(v.getValue());
+    if (v.kind() != VariableKind::RankLocal) continue;
     const Array& value = before.back();
     bool zero = true;
     for (int64_t i = 0; i < value.size() && zero; ++i)
       zero = value.flat(i) == 0;
-    if (v.kind() == VariableKind::RankLocal && !zero) {
+    if (!zero) {
       throw InvalidArgument(str("warm-up of model '", model_.name(), "': rank-local variable '",
                                 v.name(), "' already holds values; warm up before training"));
     }
@@ -104,9 +105,11 @@ FitResult fit(Trainer& trainer, const Data& train_x, const Data& train_y, const 
     report.epoch = epoch;
     double loss_sum = 0;
     for (const Selection& batch : epochBatches(train_y.length(), options.epoch, epoch)) {
-      const auto before = Clock::now();
+      // The first two steps are timed on their own: they show where the one-time costs go.
+      const bool timed = epoch == 1 && report.steps < 2;
+      const auto before = timed ? Clock::now() : Clock::time_point{};
       loss_sum += trainer.step(train_x, train_y, batch);  // returns once the step is done
-      if (epoch == 1 && report.steps < 2) {
+      if (timed) {
         (report.steps == 0 ? result.first_step_seconds : result.second_step_seconds) =
             std::chrono::duration<double>(Clock::now() - before).count();
       }

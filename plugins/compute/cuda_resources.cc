@@ -19,10 +19,6 @@ void checkBlas(cublasStatus_t status, const char* what) {
 
 }  // namespace
 
-bool available() {
-  return true;
-}
-
 BlasHandle::BlasHandle(const sdk::Context& context, void* stream) : context_(context) {
   cublasHandle_t handle = nullptr;
   checkBlas(cublasCreate(&handle), "cublasCreate");

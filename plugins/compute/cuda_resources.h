@@ -14,9 +14,6 @@
 
 namespace synk::compute::cuda {
 
-// Whether this build has the CUDA side of the compute library.
-bool available();
-
 class BlasHandle {
  public:
   static constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // cuBLAS' advice for Hopper
@@ -75,7 +72,6 @@ class GraphCache {
 
   void run(const std::vector<uint64_t>& key, void* stream, const std::function<void()>& body);
   void clear();
-  bool enabled() const { return enabled_; }
   uint64_t launches() const { return launches_; }  // graph launches so far
   uint64_t captures() const { return captures_; }
 

@@ -18,10 +18,6 @@ namespace {
 
 }  // namespace
 
-bool available() {
-  return false;
-}
-
 BlasHandle::BlasHandle(const sdk::Context& context, void*) : context_(context) {
   unavailable();
 }
@@ -61,9 +57,6 @@ void LtMatmul::run(void*, const GemmArgs&) {
 }
 LtMatmul::Stats LtMatmul::stats() const {
   return {};
-}
-bool LtMatmul::tunes() const {
-  return false;
 }
 void fill(void*, float*, int64_t, float) {
   unavailable();

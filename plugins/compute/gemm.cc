@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "synk/plugins/compute/gemm_lt.h"
 #include "synk/plugins/compute/kernels.h"
@@ -11,8 +12,15 @@
 namespace synk::compute {
 namespace {
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw sdk::Error(sdk::Status::InvalidArgument, "gemm: " + what);
+// The message is built only when the check fails: gemm runs a dozen times a step.
+template <typename Message>
+void require(bool ok, Message&& what) {
+  if (ok) return;
+  if constexpr (std::is_invocable_v<Message>) {
+    throw sdk::Error(sdk::Status::InvalidArgument, "gemm: " + std::string(what()));
+  } else {
+    throw sdk::Error(sdk::Status::InvalidArgument, "gemm: " + std::string(what));
+  }
 }
 
 void checkEpilogue(const GemmArgs& g) {
@@ -21,8 +29,9 @@ void checkEpilogue(const GemmArgs& g) {
       return;
     case Epilogue::Bias:
     case Epilogue::ReluBias:
-      require(g.bias != nullptr,
-              std::string("epilogue ") + epilogueName(g.epilogue) + " without a bias vector");
+      require(g.bias != nullptr, [&] {
+        return std::string("epilogue ") + epilogueName(g.epilogue) + " without a bias vector";
+      });
       return;
     case Epilogue::BiasGrad:
       require(g.bias_grad != nullptr, "epilogue bias_grad without a bias_grad vector");
@@ -80,16 +89,21 @@ void applyEpilogue(const Device& device, const GemmArgs& g) {
 }
 
 void gemm(const Device& device, const GemmArgs& g) {
-  require(g.m >= 0 && g.n >= 0 && g.k >= 0, "negative size m=" + std::to_string(g.m) + " n=" +
-                                                std::to_string(g.n) + " k=" + std::to_string(g.k));
+  require(g.m >= 0 && g.n >= 0 && g.k >= 0, [&] {
+    return "negative size m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
+           " k=" + std::to_string(g.k);
+  });
   const int64_t a_cols = g.trans_a == Transpose::No ? g.k : g.m;
   const int64_t b_cols = g.trans_b == Transpose::No ? g.n : g.k;
-  require(g.lda >= std::max<int64_t>(1, a_cols),
-          "lda " + std::to_string(g.lda) + " is smaller than A's row of " + std::to_string(a_cols));
-  require(g.ldb >= std::max<int64_t>(1, b_cols),
-          "ldb " + std::to_string(g.ldb) + " is smaller than B's row of " + std::to_string(b_cols));
-  require(g.ldc >= std::max<int64_t>(1, g.n),
-          "ldc " + std::to_string(g.ldc) + " is smaller than C's row of " + std::to_string(g.n));
+  require(g.lda >= std::max<int64_t>(1, a_cols), [&] {
+    return "lda " + std::to_string(g.lda) + " is smaller than A's row of " + std::to_string(a_cols);
+  });
+  require(g.ldb >= std::max<int64_t>(1, b_cols), [&] {
+    return "ldb " + std::to_string(g.ldb) + " is smaller than B's row of " + std::to_string(b_cols);
+  });
+  require(g.ldc >= std::max<int64_t>(1, g.n), [&] {
+    return "ldc " + std::to_string(g.ldc) + " is smaller than C's row of " + std::to_string(g.n);
+  });
   checkEpilogue(g);
   if (g.n == 0) return;
   if (g.m == 0) {  // no rows: a bias gradient still has its n (zero) sums

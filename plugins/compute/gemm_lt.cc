@@ -334,8 +334,4 @@ LtMatmul::Stats LtMatmul::stats() const {
   return impl_->stats;
 }
 
-bool LtMatmul::tunes() const {
-  return impl_->tune;
-}
-
 }  // namespace synk::compute::cuda

@@ -43,7 +43,6 @@ class LtMatmul {
     uint64_t runs = 0;       // GEMMs enqueued
   };
   Stats stats() const;
-  bool tunes() const;
 
  private:
   struct Impl;

@@ -63,18 +63,12 @@ __global__ void finalSumKernel(const float* partials, int count, float* out) {
 }
 
 // Matrix kernels walk rows along grid y and columns along grid x (coalesced), both grid-stride:
-// no 64-bit division per element.
-__device__ inline int64_t firstColumn() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t columnStride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
+// no 64-bit division per element. Columns: globalThread() and gridThreads() (cuda_launch.cuh).
 
 __global__ void addBiasKernel(float* z, int64_t rows, int64_t cols, int64_t ld, const float* bias,
                               bool relu) {
   for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
-    for (int64_t j = firstColumn(); j < cols; j += columnStride()) {
+    for (int64_t j = globalThread(); j < cols; j += gridThreads()) {
       const float v = z[i * ld + j] + bias[j];
       z[i * ld + j] = relu && !(v > 0.0f) ? 0.0f : v;
     }
@@ -110,7 +104,7 @@ __global__ void columnSumKernel(const float* x, int64_t rows, int64_t cols, int6
 
 __global__ void reluKernel(float* z, int64_t rows, int64_t cols, int64_t ld) {
   for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
-    for (int64_t j = firstColumn(); j < cols; j += columnStride()) {
+    for (int64_t j = globalThread(); j < cols; j += gridThreads()) {
       float* v = z + i * ld + j;
       *v = *v > 0.0f ? *v : 0.0f;
     }
@@ -120,7 +114,7 @@ __global__ void reluKernel(float* z, int64_t rows, int64_t cols, int64_t ld) {
 __global__ void reluBackwardKernel(const float* a, int64_t lda, float* d, int64_t ldd, int64_t rows,
                                    int64_t cols) {
   for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
-    for (int64_t j = firstColumn(); j < cols; j += columnStride()) {
+    for (int64_t j = globalThread(); j < cols; j += gridThreads()) {
       if (!(a[i * lda + j] > 0.0f)) d[i * ldd + j] = 0.0f;
     }
   }

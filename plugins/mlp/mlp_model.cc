@@ -98,6 +98,7 @@ class Mlp {
 
   explicit Mlp(const sdk::Context& context)
       : config_(Config::fromOptions(context.options())),
+        states_(stateVariables(config_.rule)),
         context_(context),
         network_(config_, context) {
     if (context.isCuda()) {
@@ -198,10 +199,9 @@ class Mlp {
     a.param_out = call.update("params").as<float>();
     a.grad = grad;
     a.grad_divisor = divisor;
-    const std::vector<std::string> states = stateVariables(config_.rule);
-    for (size_t s = 0; s < states.size(); ++s) {
-      a.state[s] = call.read(states[s]).as<float>();
-      a.state_out[s] = call.update(states[s]).as<float>();
+    for (size_t s = 0; s < states_.size(); ++s) {
+      a.state[s] = call.read(states_[s]).as<float>();
+      a.state_out[s] = call.update(states_[s]).as<float>();
     }
     if (compute::countsSteps(config_.rule)) {
       a.step = call.read("opt_step").as<int64_t>();
@@ -280,6 +280,7 @@ class Mlp {
   }
 
   Config config_;
+  std::vector<std::string> states_;  // the update rule's state variables, named once
   sdk::Context context_;
   std::unique_ptr<compute::cuda::Stream> compute_stream_;
   std::unique_ptr<compute::cuda::BlasHandle> blas_;

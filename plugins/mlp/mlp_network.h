@@ -48,7 +48,6 @@ class Network {
 
   // parameters() + 1 floats: the flat gradient and, after it, the row count it sums over.
   float* gradient() const { return gradient_; }
-  const compute::Device& device() const { return device_; }
 
  private:
   struct Buffers {

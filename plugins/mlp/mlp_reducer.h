@@ -31,7 +31,6 @@ class GradientReducer {
   // `compute_stream`: where backward runs (CUDA; the rank's stream is context.stream()).
   GradientReducer(const Config& config, const sdk::Context& context, void* compute_stream);
 
-  bool reduces() const { return reduces_; }
   // Before the pass: the compute stream waits for the rank's stream (inputs written there).
   void begin();
   // After backward wrote layer l's block into `grad`.

@@ -7,11 +7,6 @@ set -euo pipefail
 bench=$1 lib=$2 src=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 config=$src/experiments/quickstart.ini
-if [[ ! -e $lib/libsynk_mlp.so ]]; then
-  echo "quickstart_test: the mlp plugin is not built ($lib/libsynk_mlp.so is missing):" \
-       "running quickstart.ini's sweep with the harness's test model instead"
-  config=$src/tests/harness/experiments/quickstart_toy.ini
-fi
 "$bench" run "$config" --db "$work/synk.db" --html "$work/quickstart.html" | tee "$work/table"
 # A row per CPU point (the backend column appears when GPU points are listed too).
 grep -Eq '^ *(cpu +)?1 +32 .* 1\.00 .*ok$' "$work/table"
