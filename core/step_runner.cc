@@ -5,6 +5,7 @@
 
 #include "synk/core/data_store.h"
 #include "synk/core/error.h"
+#include "synk/core/phase_clock.h"
 #include "synk/core/process_group.h"
 #include "synk/core/uniform_shapes.h"
 
@@ -12,7 +13,8 @@ namespace synk::detail {
 
 const std::string& stepName(Opcode opcode) {
   static const std::string kNames[] = {"step 'unknown'",    "step 'quit'", "step 'barrier'",
-                                       "step 'distribute'", "step 'call'", "step 'collective'"};
+                                       "step 'distribute'", "step 'call'", "step 'collective'",
+                                       "step 'synchronize'"};
   const auto index = static_cast<size_t>(opcode);
   return kNames[index < std::size(kNames) ? index : 0];
 }
@@ -93,12 +95,21 @@ StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::
   const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
   StepResult result;
   try {
-    group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+    {
+      PhaseScope phase(Phase::StepStart);
+      group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+    }
     Opcode echoed;
     ByteReader reader = readCommand(echoed);
-    result = execute(opcode, reader, waiter);
+    {
+      PhaseScope phase(Phase::Handler);
+      result = execute(opcode, reader, waiter);
+    }
     writeStatus(result.status);
-    group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    {
+      PhaseScope phase(Phase::StepEnd);
+      group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    }
     shapes_.noteStep(group_->control(), group_->size());
   } catch (const PeerFailure& e) {
     // A rank that never passed this step's start died before it, while the master was idle
@@ -128,7 +139,11 @@ void StepRunner::serve() {
     ByteReader payload = readCommand(opcode);
     if (opcode == Opcode::Quit) return;
     Waiter waiter = group_->commandWaiter(stepName(opcode));
-    writeStatus(execute(opcode, payload, waiter).status);
+    {
+      PhaseScope phase(Phase::Handler);
+      writeStatus(execute(opcode, payload, waiter).status);
+    }
+    PhaseScope phase(Phase::StepEnd);
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
   }
 }

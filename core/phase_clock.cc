@@ -1,0 +1,51 @@
+#include "synk/core/phase_clock.h"
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+#include "synk/core/log.h"
+
+namespace synk {
+namespace phase_detail {
+
+bool g_on = false;
+
+namespace {
+struct Totals {
+  std::array<uint64_t, static_cast<size_t>(Phase::kCount)> count{};
+  std::array<int64_t, static_cast<size_t>(Phase::kCount)> nanos{};
+};
+Totals g_totals;
+}  // namespace
+
+void add(Phase phase, std::chrono::steady_clock::duration elapsed) noexcept {
+  const auto i = static_cast<size_t>(phase);
+  ++g_totals.count[i];
+  g_totals.nanos[i] += std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+}
+
+}  // namespace phase_detail
+
+void initPhaseClock() {
+  const char* value = std::getenv("SYNK_PHASES");
+  phase_detail::g_on = value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+}
+
+void reportPhases() noexcept {
+  if (!phaseClockOn()) return;
+  static constexpr const char* kNames[] = {"step start",  "handler", "inputs", "plugin",
+                                           "output copy", "agree",   "finish", "device wait",
+                                           "collective",  "step end"};
+  static_assert(std::size(kNames) == static_cast<size_t>(Phase::kCount));
+  auto& totals = phase_detail::g_totals;
+  for (size_t i = 0; i < std::size(kNames); ++i) {
+    if (totals.count[i] == 0) continue;
+    // Asked for explicitly (SYNK_PHASES): written at warning level, which passes by default.
+    logWarning("phase ", kNames[i], ": ", totals.count[i], " x ",
+               double(totals.nanos[i]) / double(totals.count[i]) * 1e-3, " us");
+  }
+  totals = {};
+}
+
+}  // namespace synk

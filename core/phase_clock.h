@@ -1,0 +1,56 @@
+#pragma once
+// Internal: opt-in accounting of where a rank's steps spend their time. With SYNK_PHASES=1 in the
+// environment each rank counts and times every phase below, and logs one line per phase with its
+// count and mean when the session's resources are released (close, or a worker's exit). Off (the
+// default) a phase costs one predictable branch and a clock read is never made. For finding what
+// a call costs on the host (the command round trip, issuing device work, waiting for it), not for
+// measuring a program: synk-bench and synk-micro do that.
+#include <chrono>
+#include <cstdint>
+
+namespace synk {
+
+enum class Phase : int {
+  StepStart,   // arriving at a step's CommandStart barrier (the master: waiting for workers)
+  Handler,     // a step's handler, whole
+  Inputs,      // a call's inputs onto the device (copies issued, broadcast inputs included)
+  Plugin,      // the plugin's function (issuing its work)
+  OutputCopy,  // small outputs copied out for the agreement exchange, and waited for
+  Agree,       // the agreement exchange (a barrier) and its bookkeeping
+  Finish,      // updates applied, outputs reduced onto the master
+  DeviceWait,  // Device::synchronize
+  Collective,  // a collective issued by a collective step
+  StepEnd,     // arriving at CommandEnd (waiting for the slowest rank)
+  kCount
+};
+
+namespace phase_detail {
+extern bool g_on;  // read once, before the ranks fork
+void add(Phase phase, std::chrono::steady_clock::duration elapsed) noexcept;
+}  // namespace phase_detail
+
+inline bool phaseClockOn() {
+  return phase_detail::g_on;
+}
+// Reads SYNK_PHASES; called once by fork() before any rank starts.
+void initPhaseClock();
+// Logs this rank's phases (if on and any was counted) and clears them.
+void reportPhases() noexcept;
+
+class PhaseScope {
+ public:
+  explicit PhaseScope(Phase phase) : phase_(phase) {
+    if (phaseClockOn()) start_ = std::chrono::steady_clock::now();
+  }
+  ~PhaseScope() {
+    if (phaseClockOn()) phase_detail::add(phase_, std::chrono::steady_clock::now() - start_);
+  }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  Phase phase_;
+  std::chrono::steady_clock::time_point start_{};
+};
+
+}  // namespace synk
