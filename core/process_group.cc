@@ -202,6 +202,16 @@ void ProcessGroup::reapExited() {
   }
 }
 
+void ProcessGroup::endLateRanks() {
+  if (!isMaster() || shut_down_ || getpid() != cb_->master_pid) return;
+  for (int r = 0; r < size(); ++r) {
+    if (outstanding(r) && cb_->slot(r).late.load(std::memory_order_acquire)) {
+      kill(pids_[r], SIGKILL);
+    }
+  }
+  removeSegmentsWithPrefix(shm_prefix_);
+}
+
 void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
   // A copy of the master made by fork() (no exec) holds this object too: the workers and the
   // segments are not its to end.

@@ -77,6 +77,10 @@ class ProcessGroup : public Liveness {
   // Master only. Waits up to `grace` for the workers to exit (they leave on a Quit command or an
   // abort), SIGKILLs the rest, reaps them and removes the session's shared memory. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
+  // Master only, after a failure: SIGKILLs every rank that missed a deadline (it will not leave
+  // by itself) and removes the session's shared memory, without waiting for anything, so the
+  // failure is reported at the deadline. shutdown() then reaps every worker.
+  void endLateRanks();
   // Master only: the exit description of a reaped worker ("killed by signal 9 (SIGKILL)").
   std::string describeExit(int rank, int wait_status) const;
 

@@ -9,6 +9,7 @@
 #include "synk/core/backend.h"
 #include "synk/core/data_impl.h"
 #include "synk/core/error.h"
+#include "synk/core/phase_clock.h"
 #include "synk/core/session_core.h"
 #include "synk/core/shm_segment.h"
 
@@ -52,6 +53,7 @@ std::vector<Data> asData(Session& session, const std::vector<Variable>& vars,
 
 Session forkSession(const ForkOptions& requested, BackendRegistry registry,
                     std::shared_ptr<ModelLoader> loader) {
+  detail::finishPendingTeardown();  // a failed session's abort and reaping, before forking again
   if (detail::SessionCore* open = detail::openSession(); open && open->ownedHere()) {
     throw UsageError("fork: a session is already open in this process (close it first)");
   }
@@ -60,6 +62,7 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
     // CUDA driver's) stay locked there forever.
     throw UsageError("fork: call it from the process's main thread, before starting threads");
   }
+  initPhaseClock();
   ForkOptions options = requested;
   BackendFactory* factory = registry.find(options.backend);
   if (!factory) {
@@ -163,6 +166,10 @@ void Session::distribute() {
 }
 void Session::barrier() {
   core().barrierStep();
+}
+
+void Session::synchronize() {
+  core().synchronizeStep();
 }
 void Session::close() {
   if (core_) core_->close();

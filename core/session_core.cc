@@ -6,17 +6,25 @@
 #include <thread>
 
 #include "synk/core/error.h"
+#include "synk/core/log.h"
+#include "synk/core/phase_clock.h"
 
 namespace synk::detail {
 namespace {
 
 // The session open in this process: fork() refuses a second one, exit closes it.
 SessionCore* g_open_session = nullptr;
+// A session whose failure was reported and whose teardown is still to finish (finishTeardown).
+SessionCore* g_pending_teardown = nullptr;
 
 }  // namespace
 
 SessionCore* openSession() {
   return g_open_session;
+}
+
+void finishPendingTeardown() noexcept {
+  if (g_pending_teardown != nullptr) g_pending_teardown->finishTeardown();
 }
 
 // CPUs for the ranks of a session on host memory (a backend that binds no devices): the r-th CPU
@@ -44,6 +52,7 @@ SessionCore::SessionCore(const ForkOptions& options, BackendRegistry registry,
              [this](const std::string& reason) { abortAndClose(reason); }),
       distribute_handler_(rank_, models_, *loader_, call_collectives_) {
   steps_.handle(Opcode::Barrier, barrier_handler_);
+  steps_.handle(Opcode::Synchronize, synchronize_handler_);
   steps_.handle(Opcode::Distribute, distribute_handler_);
   steps_.handle(Opcode::Call, call_handler_);
   steps_.handle(Opcode::Collective, collective_handler_);
@@ -133,6 +142,7 @@ void SessionCore::ensureOpen() {
     std::rethrow_exception(failure);
   }
   if (!closed_) return;
+  if (ownedHere()) finishTeardown();
   throwClosed();
 }
 
@@ -184,19 +194,51 @@ void SessionCore::barrierStep() {
   runStep(Opcode::Barrier, ByteWriter(), "barrier");
 }
 
+void SessionCore::synchronizeStep() {
+  runStep(Opcode::Synchronize, ByteWriter(), "synchronize");
+}
+
 void SessionCore::abortAndClose(const std::string& reason) noexcept {
   abort_reason_ = reason;
   if (group_ && !group_->aborted()) {
     abortSession(group_->control(), AbortReason::Fatal, group_->rank(), reason);
   }
-  if (backend_) backend_->abort();
-  releaseResources();
-  if (owned_group_) owned_group_->shutdown(std::chrono::milliseconds(3000));
+  teardown_pending_ = true;
+  // The backend's abort runs while the failure is reported: every surviving rank aborts its NCCL
+  // communicators at the same time (NVIDIA/nccl #863), the master's included, but its ~0.5 s per
+  // communicator no longer delays the report past the deadline.
+  if (backend_) {
+    try {
+      backend_abort_ = std::thread([backend = backend_.get()] { backend->abort(); });
+    } catch (...) {
+      backend_->abort();  // no thread to be had: abort here
+    }
+  }
+  if (owned_group_) owned_group_->endLateRanks();
   closed_ = true;
   if (g_open_session == this) g_open_session = nullptr;
+  g_pending_teardown = this;
+}
+
+void SessionCore::finishTeardown() noexcept {
+  if (!teardown_pending_) return;
+  teardown_pending_ = false;
+  if (g_pending_teardown == this) g_pending_teardown = nullptr;
+  // What each part took, at debug level (the failure was reported before any of it).
+  const auto t0 = Clock::now();
+  if (backend_abort_.joinable()) backend_abort_.join();  // bounded: the backend's own limits
+  const auto t1 = Clock::now();
+  releaseResources();
+  const auto t2 = Clock::now();
+  if (owned_group_) owned_group_->shutdown(std::chrono::milliseconds(3000));
+  const auto t3 = Clock::now();
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  logDebug("teardown after the failure: backend abort joined in ", ms(t1 - t0), " ms, resources ",
+           ms(t2 - t1), " ms, ranks reaped ", ms(t3 - t2), " ms");
 }
 
 void SessionCore::releaseResources() noexcept {
+  reportPhases();
   // Device memory goes back to the device before the device itself goes away.
   collective_handler_.release();
   models_.clear();
@@ -208,6 +250,10 @@ void SessionCore::releaseResources() noexcept {
 
 void SessionCore::abandonCopy() noexcept {
   if (g_open_session == this) g_open_session = nullptr;
+  if (g_pending_teardown == this) g_pending_teardown = nullptr;
+  // A thread of the master's does not exist in this copy: forget its handle.
+  if (backend_abort_.joinable()) backend_abort_.detach();
+  teardown_pending_ = false;
   if (abandoned_) return;
   abandoned_ = true;
   // Freeing these would call into the device (a CUDA context does not survive fork) or plugin
@@ -220,7 +266,15 @@ void SessionCore::abandonCopy() noexcept {
 }
 
 void SessionCore::close() {
-  if (closed_ || !group_ || !group_->isMaster()) return;
+  if (!group_ || !group_->isMaster()) return;
+  if (closed_) {
+    if (ownedHere()) {
+      finishTeardown();
+    } else if (teardown_pending_) {
+      abandonCopy();  // the master's resources, and its abort thread, are not this copy's
+    }
+    return;
+  }
   if (!ownedHere()) {
     // A child forked by the master (a checkpoint writer) that exits or drops its handles: the
     // ranks, the segments and the device are the master's, which goes on using them.

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,10 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   bool closed() const { return closed_; }
   // Whether this process is the one that forked the ranks (not a copy of it made by fork()):
   // only that one may use, close or clean up the session.
+  // After a failure was reported: joins the backend's abort, frees every resource, reaps the
+  // workers. Runs at close(), at the next call, at destruction, and before this process forks
+  // another session (finishPendingTeardown).
+  void finishTeardown() noexcept;
   bool ownedHere() const { return owner_pid_ != 0 && owner_pid_ == thisProcessId(); }
   // Throws UsageError unless the session can run a step now (and finishes an abort that a
   // failure outside a step left pending).
@@ -71,6 +76,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   bool resolveNative(std::optional<bool> requested);
   // One barrier round trip through every rank.
   void barrierStep();
+  // One step in which every rank waits for its device (Session::synchronize).
+  void synchronizeStep();
 
   // ---- models, functions, variables (models.cc); every lookup raises once the session closed
   Model load(const std::string& path, const ModelOptions& options);
@@ -133,8 +140,12 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
 
   int workerMain(ProcessGroup& group);
   void startBackend();
-  // After a fatal error: aborts the session everywhere, ends the workers, frees everything.
+  // Master, after a fatal error: marks the session aborted everywhere (workers leave), starts the
+  // backend's abort on a thread of its own (an NCCL abort takes ~0.5 s per communicator), kills
+  // the ranks that missed a deadline and removes the shared memory, then returns: the failure is
+  // reported at once. finishTeardown() completes it.
   void abortAndClose(const std::string& reason) noexcept;
+
   void releaseResources() noexcept;
   // In a copy of the master made by fork(): lets go of everything without freeing it (the
   // device, the plugin instances and the shared memory are the master's).
@@ -159,11 +170,25 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   class BarrierHandler final : public StepHandler {
     StepResult run(ByteReader&, Waiter&) override { return {}; }
   } barrier_handler_;
+  // Every rank waits until its device has finished what was issued so far.
+  class SynchronizeHandler final : public StepHandler {
+   public:
+    explicit SynchronizeHandler(const RankResources& rank) : rank_(rank) {}
+    StepResult run(ByteReader&, Waiter& waiter) override {
+      rank_.device->synchronize(waiter);
+      return {};
+    }
+
+   private:
+    const RankResources& rank_;
+  } synchronize_handler_{rank_};
   DistributeHandler distribute_handler_;
   CallHandler call_handler_{rank_, models_, call_collectives_};
   CollectiveHandler collective_handler_{rank_, models_, uniform_shapes_};
 
   // master only
+  std::thread backend_abort_;  // the backend's abort, started by abortAndClose
+  bool teardown_pending_ = false;
   pid_t owner_pid_ = 0;  // the master's pid (a copy made by fork() has another)
   bool abandoned_ = false;
   bool closed_ = false;
@@ -172,5 +197,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
 
 // The session open in this process, if any (one per process: fork semantics).
 SessionCore* openSession();
+// Completes the teardown of a session whose failure was reported but not yet closed (fork()
+// does this before forking another one).
+void finishPendingTeardown() noexcept;
 
 }  // namespace synk::detail

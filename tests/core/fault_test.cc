@@ -24,11 +24,20 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-bool allGone(const std::vector<int>& pids, int skip_rank) {
-  for (size_t r = 0; r < pids.size(); ++r) {
-    if (int(r) != skip_rank && test::processAlive(pids[r])) return false;
+// Whether every rank's process but skip_rank's has ended, waiting up to `seconds`: a failure is
+// reported at the deadline, before the ranks have left (a SIGKILLed rank may still be inside a
+// GPU driver call, the others abort their communicators first).
+bool allGone(const std::vector<int>& pids, int skip_rank, double seconds = 10.0) {
+  const auto start = Clock::now();
+  while (true) {
+    bool gone = true;
+    for (size_t r = 0; r < pids.size(); ++r) {
+      if (int(r) != skip_rank && test::processAlive(pids[r])) gone = false;
+    }
+    if (gone) return true;
+    if (secondsSince(start) >= seconds) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return true;
 }
 
 // Kills and reaps a forked child when the test leaves early; reap() waits a bounded time.
@@ -122,71 +131,104 @@ TEST_CASE("a stopped worker: the deadline says it is stopped and ends it", "[cor
                                            Contains(str("rank 2 (pid ", pids[2], " is stopped")));
 }
 
+namespace {
+
+// A child process that runs a 2-rank session looping all_reduce on a large variable and, with
+// `sig` != 0, sends `sig` to rank 1 once the loop runs: SIGKILL must be reported as rank 1's
+// death within seconds, SIGSTOP as rank 1 not arriving, at the step's deadline. Returns 0 when
+// it went as it should (see the codes below). In a child: on the cuda backend this process must
+// stay free of CUDA so it can start a second session afterwards (CUDA cannot survive a fork).
+int allReduceUnderFault(int sig) {
+  // The deadline a stopped rank is reported at: short, with room for a large all_reduce.
+  constexpr double kDeadline = 2.0;
+  try {
+    Session session =
+        test::forkForTest(2, {.timeout = std::chrono::milliseconds(int(kDeadline * 1000))});
+    Model model = session.load(test::pluginFile("synk_testkit"));
+    Variable v = model.variable("v");
+    const int64_t rows = test::testBackend() == "cpu" ? int64_t(1) << 20 : int64_t(1) << 25;
+    session.broadcast({v}, {Array(DType::Float32, {rows, 2})});
+    const int victim = session.pids()[1];
+    std::atomic<int> done{0};
+    std::atomic<int64_t> signalled_ns{0};
+    auto sinceSignal = [&] {
+      return (Clock::now().time_since_epoch().count() - signalled_ns.load()) * 1e-9;
+    };
+    std::thread signaller;
+    if (sig != 0) {
+      signaller = std::thread([&] {
+        while (done.load() < 3)
+          std::this_thread::yield();  // the loop is running
+        signalled_ns = Clock::now().time_since_epoch().count();
+        kill(victim, sig);
+      });
+    }
+    int rc = 1;
+    const auto start = Clock::now();
+    try {
+      for (int i = 0; secondsSince(start) < 30.0 && (sig != 0 || i < 20); ++i) {
+        session.allReduce({v}, ReduceOp::Sum);
+        done.fetch_add(1);
+      }
+      rc = sig != 0 ? 2 : 0;  // no failure seen
+    } catch (const PeerFailure& e) {
+      const std::string what = e.what();
+      const bool named = sig == SIGKILL && what.find("rank 1") != std::string::npos &&
+                         what.find("SIGKILL") != std::string::npos &&
+                         what.find("all_reduce") != std::string::npos;
+      rc = !named ? 3 : sinceSignal() > 5.0 ? 4 : 0;
+    } catch (const Timeout& e) {
+      const std::string what = e.what();
+      const bool named = sig == SIGSTOP &&
+                         what.find("rank(s) 1 did not arrive") != std::string::npos &&
+                         what.find("is stopped") != std::string::npos;
+      // At the deadline of the step it stopped in (that step began before the signal).
+      rc = !named ? 3 : sinceSignal() > kDeadline + 0.5 ? 4 : 0;
+    }
+    if (signaller.joinable()) signaller.join();
+    session.close();  // the teardown after the failure: every rank reaped
+    if (rc == 0 && sig != 0 && test::processAlive(victim)) rc = 5;
+    return rc;
+  } catch (const std::exception&) {
+    return 6;
+  }
+}
+
+// Runs allReduceUnderFault(sig) in a forked child; its exit code and the segments it left.
+std::pair<int, int> runAllReduceChild(int sig) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(allReduceUnderFault(sig));
+  int status = 0;
+  ChildGuard(pid).reap(&status, 60.0);  // the child's own loop ends within 30 s
+  const int segments = countSegmentsWithPrefix(processShmPrefix(pid));
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status), segments};
+}
+
+void checkAllReduceFault(int sig) {
+  const auto [faulty, faulty_segments] = runAllReduceChild(sig);
+  if (faulty == SYNK_SKIP_RETURN_CODE) test::skipTest("the child could not start a session here");
+  // see allReduceUnderFault(): 2 no failure, 3 wrong message, 4 too slow, 5 survivor
+  CHECK(faulty == 0);
+  CHECK(faulty_segments == 0);
+  const auto [healthy, healthy_segments] = runAllReduceChild(0);
+  CHECK(healthy == 0);
+  CHECK(healthy_segments == 0);
+}
+
+}  // namespace
+
 TEST_CASE(
     "a rank killed during all_reduce: reported within seconds, nothing left, the devices "
     "serve the next session",
     "[core][fault]") {
-  // Run in a child process: on the cuda backend this process must stay free of CUDA so it can
-  // start a second session afterwards (CUDA cannot survive a fork).
-  auto child = [](bool kill_one) -> int {
-    try {
-      Session session = test::forkForTest(2);
-      Model model = session.load(test::pluginFile("synk_testkit"));
-      Variable v = model.variable("v");
-      const int64_t rows = test::testBackend() == "cpu" ? int64_t(1) << 20 : int64_t(1) << 25;
-      session.broadcast({v}, {Array(DType::Float32, {rows, 2})});
-      const int victim = session.pids()[1];
-      std::atomic<int> done{0};
-      std::atomic<int64_t> killed_ns{0};
-      auto sinceKill = [&] {
-        return (Clock::now().time_since_epoch().count() - killed_ns.load()) * 1e-9;
-      };
-      std::thread killer;
-      if (kill_one) {
-        killer = std::thread([&] {
-          while (done.load() < 3)
-            std::this_thread::yield();  // the loop is running
-          killed_ns = Clock::now().time_since_epoch().count();
-          kill(victim, SIGKILL);
-        });
-      }
-      int rc = 1;
-      const auto start = Clock::now();
-      try {
-        for (int i = 0; secondsSince(start) < 30.0 && (kill_one || i < 20); ++i) {
-          session.allReduce({v}, ReduceOp::Sum);
-          done.fetch_add(1);
-        }
-        rc = kill_one ? 2 : 0;  // no failure seen
-      } catch (const PeerFailure& e) {
-        const std::string what = e.what();
-        const bool named = what.find("rank 1") != std::string::npos &&
-                           what.find("SIGKILL") != std::string::npos &&
-                           what.find("all_reduce") != std::string::npos;
-        rc = !named ? 3 : sinceKill() > 5.0 ? 4 : 0;
-      }
-      if (killer.joinable()) killer.join();
-      if (rc == 0 && kill_one && test::processAlive(victim)) rc = 5;
-      return rc;
-    } catch (const std::exception&) {
-      return 6;
-    }
-  };
-  auto runChild = [&](bool kill_one) {
-    const pid_t pid = fork();
-    if (pid == 0) _exit(child(kill_one));
-    int status = 0;
-    ChildGuard(pid).reap(&status, 60.0);  // the child's own loop ends within 30 s
-    const int segments = countSegmentsWithPrefix(processShmPrefix(pid));
-    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status), segments};
-  };
-  const auto [faulty, faulty_segments] = runChild(true);
-  if (faulty == SYNK_SKIP_RETURN_CODE) test::skipTest("the child could not start a session here");
-  CHECK(faulty == 0);  // see child(): 2 no failure, 3 wrong message, 4 too slow, 5 survivor
-  CHECK(faulty_segments == 0);
-  const auto [healthy, healthy_segments] = runChild(false);
-  CHECK(healthy == 0);
-  CHECK(healthy_segments == 0);
+  checkAllReduceFault(SIGKILL);
+}
+
+TEST_CASE(
+    "a rank stopped during all_reduce: reported at the deadline, nothing left, the devices "
+    "serve the next session",
+    "[core][fault]") {
+  checkAllReduceFault(SIGSTOP);
 }
 
 TEST_CASE("the master killed: every worker exits, the next fork sweeps its segments",
@@ -226,9 +268,7 @@ TEST_CASE("the master killed: every worker exits, the next fork sweeps its segme
   kill(master, SIGKILL);
   guard.reap(nullptr);
   const auto start = Clock::now();
-  while (!allGone(pids, 0) && secondsSince(start) < 5.0)
-    std::this_thread::yield();
-  CHECK(allGone(pids, 0));
+  CHECK(allGone(pids, 0, 5.0));
   CHECK(secondsSince(start) < 2.0);
   // Any fork on this machine sweeps too (another test running beside this one may have already):
   // what matters is that after a sweep nothing of the dead master is left.
