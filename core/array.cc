@@ -110,10 +110,41 @@ double ArrayView::flat(int64_t i) const {
   return host::loadAsDouble(static_cast<const std::byte*>(data_) + i * dtypeSize(dtype_), dtype_);
 }
 
+ArrayStorage::ArrayStorage(size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  std::shared_ptr<std::byte[]> heap(new std::byte[bytes]());
+  data_ = heap.get();
+  owner_ = std::move(heap);
+}
+
+ArrayStorage::ArrayStorage(const ArrayStorage& other) : ArrayStorage() {
+  if (other.bytes_ == 0) return;
+  std::shared_ptr<std::byte[]> heap(new std::byte[other.bytes_]);
+  std::memcpy(heap.get(), other.data_, other.bytes_);
+  data_ = heap.get();
+  bytes_ = other.bytes_;
+  owner_ = std::move(heap);
+}
+
+ArrayStorage& ArrayStorage::operator=(const ArrayStorage& other) {
+  if (this != &other) ArrayStorage(other).swap(*this);
+  return *this;
+}
+
 Array::Array(DType dtype, Shape shape)
     : bytes_(static_cast<size_t>(numElements(shape)) * dtypeSize(dtype)),
       dtype_(dtype),
       shape_(std::move(shape)) {}
+
+Array::Array(DType dtype, Shape shape, ArrayStorage storage)
+    : bytes_(std::move(storage)), dtype_(dtype), shape_(std::move(shape)) {
+  const size_t needed = static_cast<size_t>(numElements(shape_)) * dtypeSize(dtype_);
+  if (bytes_.size() < needed) {
+    throw InvalidArgument(str("Array: ", bytes_.size(), " bytes of storage for shape ",
+                              shapeString(shape_), " of ", dtypeName(dtype_), " (", needed,
+                              " bytes)"));
+  }
+}
 
 Array Array::copyOf(const ArrayView& view) {
   Array out(view.dtype(), view.shape());

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -62,10 +63,43 @@ class ArrayView {
   Shape shape_;
 };
 
+// Where an Array's bytes live: the heap (zero-filled), or memory allocated elsewhere and adopted
+// with its owner (a GPU backend's pinned host memory, which results are copied into at full DMA
+// speed), released when the last holder lets go. A copy of either is a heap copy: Array is a value.
+class ArrayStorage {
+ public:
+  ArrayStorage() = default;
+  explicit ArrayStorage(size_t bytes);
+  ArrayStorage(std::byte* data, size_t bytes, std::shared_ptr<void> owner)
+      : owner_(std::move(owner)), data_(bytes ? data : nullptr), bytes_(bytes) {}
+  ArrayStorage(const ArrayStorage& other);
+  ArrayStorage& operator=(const ArrayStorage& other);
+  ArrayStorage(ArrayStorage&& other) noexcept { swap(other); }
+  ArrayStorage& operator=(ArrayStorage&& other) noexcept {
+    ArrayStorage(std::move(other)).swap(*this);
+    return *this;
+  }
+  void swap(ArrayStorage& other) noexcept {
+    std::swap(owner_, other.owner_);
+    std::swap(data_, other.data_);
+    std::swap(bytes_, other.bytes_);
+  }
+  std::byte* data() const { return data_; }
+  size_t size() const { return bytes_; }
+  bool empty() const { return bytes_ == 0; }
+
+ private:
+  std::shared_ptr<void> owner_;
+  std::byte* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 class Array {
  public:
   Array() = default;
   Array(DType dtype, Shape shape);  // zero-filled
+  // An array over `storage` (at least the shape's bytes), contents as they are.
+  Array(DType dtype, Shape shape, ArrayStorage storage);
   static Array zeros(DType dtype, Shape shape) { return Array(dtype, std::move(shape)); }
   static Array copyOf(const ArrayView& view);
 
@@ -129,7 +163,7 @@ class Array {
   std::string toString() const;
 
  private:
-  std::vector<std::byte> bytes_;
+  ArrayStorage bytes_;
   DType dtype_ = DType::Float32;
   Shape shape_;
 };

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "synk/core/array.h"
 #include "synk/core/dtype.h"
 #include "synk/core/reduce_op.h"
 
@@ -71,6 +72,11 @@ class Device {
   // pointer given to register.
   virtual void registerHostMemory(void* pointer, size_t bytes) = 0;
   virtual void unregisterHostMemory(void* pointer) noexcept = 0;
+  // An array for a result the device copies to the host (device-to-host). Its contents are
+  // undefined until that copy. The host device: a plain Array. A GPU: page-locked memory from a
+  // pool, which the copy fills at full DMA speed (pageable memory goes through a bounce buffer
+  // and a memcpy, at a sixth of it), and which the Array returns to the pool when dropped.
+  virtual Array resultArray(DType dtype, Shape shape) { return Array(dtype, std::move(shape)); }
 
   virtual DeviceHandles handles() const = 0;
   // True after the backend aborted: queued work may never finish, so nothing may wait for it
