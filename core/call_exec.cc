@@ -14,6 +14,7 @@
 #include "synk/core/error.h"
 #include "synk/core/exchange.h"
 #include "synk/core/host_kernels.h"
+#include "synk/core/phase_clock.h"
 #include "synk/core/row_copy.h"
 
 namespace synk::detail {
@@ -65,10 +66,12 @@ StepResult CallExecution::run() {
   for (const Shape& shape : acc_shapes_)
     mine.putVector(shape);
   offerInlineOutputs(mine, status.ok());
+  PhaseScope agreeing(Phase::Agree);
   ExchangeResult all = exchange(rank_.barrier(), waiter_, status.ok(), mine);
   if (all.all_ok) {
     status = agree(all);
     if (status.ok()) {
+      PhaseScope finishing(Phase::Finish);
       applyUpdates();
       reduceOutputs();
     }
@@ -124,7 +127,10 @@ const VariableStorage& CallExecution::readStorage(size_t j) const {
 }
 
 void CallExecution::computeSlices() {
-  prepareBroadcastInputs();
+  {
+    PhaseScope phase(Phase::Inputs);
+    prepareBroadcastInputs();
+  }
   for (int s = 0; s < slices_; ++s) {
     const RowRange local = row_based_ ? splitRows(rows_, slices_, s) : RowRange{0, 1};
     // A rank whose share is empty still runs the function once, on zero rows: its updates are
@@ -153,8 +159,12 @@ void CallExecution::computeSlices() {
 void CallExecution::runSlice(const RowRange& local) {
   Frame frame(*this);
   frame.function = static_cast<int>(binding_.index);
-  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
-    frame.inputs.push_back(binding_.broadcast[i] ? broadcast_inputs_[i] : scatteredInput(i, local));
+  {
+    PhaseScope inputs(Phase::Inputs);
+    for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+      frame.inputs.push_back(binding_.broadcast[i] ? broadcast_inputs_[i]
+                                                   : scatteredInput(i, local));
+    }
   }
   for (size_t j = 0; j < spec_.reads.size(); ++j) {
     frame.reads.push_back(binding_.sliceable[j] ? sliceableRead(j, local)
@@ -168,6 +178,7 @@ void CallExecution::runSlice(const RowRange& local) {
   frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
   slice_index_ = static_cast<int>(slice_count_++);
   {
+    PhaseScope phase(Phase::Plugin);
     InCallCollectives::Scope collectives(collectives_, waiter_);
     model_.instance->call(frame);
   }
@@ -344,12 +355,15 @@ TensorRef CallExecution::sliceableRead(size_t j, const RowRange& local) {
   return {scratch_.reads[j].data(), var.dtype, shape};
 }
 
-// Small element-wise outputs of a host device travel in the agreement exchange itself, and the
-// master reduces them from there: no collective (two barriers and a location exchange fewer),
-// the same arithmetic (each rank's value scaled by its share, summed in rank order).
+// Small element-wise outputs travel in the agreement exchange itself, and the master reduces
+// them from there: no collective (two barriers and a location exchange fewer on the host; on a
+// GPU no scaling kernel, no NCCL reduce and no copy of the result after it), the same arithmetic
+// (each rank's value scaled by its share, summed in rank order by the host kernels). A GPU rank
+// copies its outputs into pinned heap memory and waits for its stream first: every rank waits
+// for its own device in parallel, where before the master waited for the reduce.
 void CallExecution::offerInlineOutputs(ByteWriter& out, bool ok) {
   size_t bytes = 0;
-  bool fits = device_.isHost() && ok;
+  bool fits = ok;
   for (size_t o = 0; fits && o < spec_.outputs.size(); ++o) {
     if (!inlineable(o)) continue;
     bytes += static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
@@ -357,10 +371,32 @@ void CallExecution::offerInlineOutputs(ByteWriter& out, bool ok) {
   }
   out.put<uint8_t>(fits ? 1 : 0);
   if (!fits) return;
+  const std::byte* staged = nullptr;
+  if (!device_.isHost()) {
+    PhaseScope phase(Phase::OutputCopy);
+    scratch_.inline_outputs.reserve(*rank_.heap, std::max<size_t>(bytes, 1));
+    auto* at = static_cast<std::byte*>(scratch_.inline_outputs.data());
+    for (size_t o = 0; o < spec_.outputs.size(); ++o) {
+      if (!inlineable(o)) continue;
+      const size_t n =
+          static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
+      device_.copy(at, scratch_.output_acc[o].data(), n, CopyKind::DeviceToHost);
+      at += n;
+    }
+    device_.synchronize(waiter_);
+    host_reads_pending_ = false;  // the wait covered every copy queued so far
+    staged = static_cast<const std::byte*>(scratch_.inline_outputs.data());
+  }
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     if (!inlineable(o)) continue;
-    out.append(scratch_.output_acc[o].data(), static_cast<size_t>(numElements(acc_shapes_[o])) *
-                                                  dtypeSize(spec_.outputs[o].dtype));
+    const size_t n =
+        static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
+    if (staged != nullptr) {
+      out.append(staged, n);
+      staged += n;
+    } else {
+      out.append(scratch_.output_acc[o].data(), n);
+    }
   }
 }
 
@@ -477,22 +513,27 @@ void CallExecution::reduceOutputs() {
   const bool master = rank_.isMaster();
   const int root = rank_.master_rank;
   std::vector<Array>& results = result_.arrays;
+  // Whether a copy to the master's results is still queued: inline outputs were waited for.
+  bool queued = false;
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
     if (!request_.wants(o)) continue;
     const ReduceOp op = binding_.output_ops[o];
     const DType dtype = spec_.outputs[o].dtype;
     if (op == ReduceOp::None) {
       if (master) results.push_back(toHost(scratch_.output_acc[o], dtype, acc_shapes_[o]));
+      queued = true;
       continue;
     }
     if (op == ReduceOp::Gather) {
       gatherOutput(o, comm);
+      queued = true;
       continue;
     }
     if (inline_) {
       if (master) results.push_back(reduceInline(o));
       continue;
     }
+    queued = true;
     const Shape& shape = agreed_shapes_[o];
     const auto count = static_cast<size_t>(numElements(shape));
     DeviceBuffer& acc = scratch_.output_acc[o];
@@ -512,7 +553,7 @@ void CallExecution::reduceOutputs() {
     comm.reduce(args, waiter_);
     if (master) results.push_back(toHost(acc, dtype, shape));
   }
-  if (master) device_.synchronize(waiter_);
+  if (master && queued) device_.synchronize(waiter_);
 }
 
 void CallExecution::gatherOutput(size_t o, Communicator& comm) {
@@ -555,7 +596,7 @@ void CallExecution::gatherOutput(size_t o, Communicator& comm) {
 }
 
 Array CallExecution::toHost(const DeviceBuffer& buffer, DType dtype, const Shape& shape) {
-  Array out(dtype, shape);
+  Array out = device_.resultArray(dtype, shape);
   if (out.bytes()) device_.copy(out.data(), buffer.data(), out.bytes(), CopyKind::DeviceToHost);
   return out;
 }

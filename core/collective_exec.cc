@@ -4,6 +4,7 @@
 
 #include "synk/core/error.h"
 #include "synk/core/exchange.h"
+#include "synk/core/phase_clock.h"
 #include "synk/core/row_copy.h"
 
 namespace synk::detail {
@@ -233,6 +234,7 @@ void CollectiveExecution::allReduce() {
     list_.push_back(
         {v.buffer.data(), static_cast<size_t>(numElements(v.shape)), v.dtype, request_.op});
   }
+  PhaseScope phase(Phase::Collective);
   comm().allReduceList(list_, waiter_);
 }
 
@@ -253,7 +255,10 @@ void CollectiveExecution::runOne(size_t k, const RankShapes& shapes) {
       args.dtype = v.dtype;
       args.op = request_.op;
       args.root = root;
-      comm().reduce(args, waiter_);
+      {
+        PhaseScope phase(Phase::Collective);
+        comm().reduce(args, waiter_);
+      }
       if (master) result_.arrays.push_back(toHost(args.recv, v.dtype, v.shape));
       return;
     }
@@ -282,7 +287,10 @@ void CollectiveExecution::runOne(size_t k, const RankShapes& shapes) {
       args.recv = master ? out.data() : nullptr;
       args.dtype = v.dtype;
       args.root = root;
-      comm().gather(args, waiter_);
+      {
+        PhaseScope phase(Phase::Collective);
+        comm().gather(args, waiter_);
+      }
       if (master) result_.arrays.push_back(toHost(out.data(), v.dtype, result));
       return;
     }
@@ -315,7 +323,7 @@ void CollectiveExecution::runOne(size_t k, const RankShapes& shapes) {
 
 Array CollectiveExecution::toHost(const void* data, DType dtype, const Shape& shape) {
   copied_to_host_ = true;
-  Array out(dtype, shape);
+  Array out = device_.resultArray(dtype, shape);
   if (out.bytes()) device_.copy(out.data(), data, out.bytes(), CopyKind::DeviceToHost);
   return out;
 }

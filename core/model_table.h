@@ -72,6 +72,7 @@ struct FunctionScratch {
   std::vector<DeviceBuffer> output_acc;    // per output
   std::vector<std::vector<DeviceBuffer>> gather_parts;  // per output, per slice (gather op)
   DeviceBuffer result;                                  // master: gathered output
+  HeapBuffer inline_outputs;  // a GPU rank's small outputs, copied out for the agreement exchange
 };
 
 class ModelTable {

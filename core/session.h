@@ -323,6 +323,11 @@ class Session {
 
   // One barrier round trip through every rank (what every step costs at least).
   void barrier();
+  // Returns when every rank's device has finished the work issued so far. On GPUs collectives
+  // return with their work queued on each rank's stream (ordered before anything that reads the
+  // variables later, so no call needs this for correctness); this is what a caller timing them,
+  // or handing a rank's memory to something outside synk, waits with. Nothing on cpu ranks.
+  void synchronize();
   // Ends the workers and removes every shared-memory segment. Also runs at exit.
   void close();
 

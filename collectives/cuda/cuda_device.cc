@@ -7,6 +7,7 @@
 #include "synk/collectives/cuda/gpu_wait.h"
 #include "synk/core/error.h"
 #include "synk/core/log.h"
+#include "synk/core/phase_clock.h"
 
 namespace synk {
 namespace {
@@ -97,6 +98,7 @@ void CudaDevice::destroyHandles() noexcept {
 void CudaDevice::markAborted() noexcept {
   aborted_ = true;
   bounce_.abandon();
+  pool_->abandon();
 }
 
 void CudaDevice::bindCallingThread() {
@@ -212,6 +214,9 @@ bool CudaDevice::streamIdle() {
   if (state != cudaErrorNotReady) {
     cuda_detail::throwCudaFailure(__FILE__, __LINE__, "cudaStreamQuery(stream)", state);
   }
+  // NCCL's asynchronous errors every kNcclCheckEvery polls while busy: a failed collective is
+  // rare and never urgent to the microsecond, and asking costs as much as the stream query.
+  if (++busy_polls_ % kNcclCheckEvery != 1) return false;
   for (ncclComm_t comm : {comm_, other_comm_}) {
     if (comm == nullptr) continue;
     ncclResult_t async_state = ncclSuccess;
@@ -227,6 +232,7 @@ bool CudaDevice::streamIdle() {
 
 void CudaDevice::synchronize(Waiter& waiter) {
   SYNK_CHECK(!aborted_, "synchronize after abort");
+  PhaseScope phase(Phase::DeviceWait);
   try {
     pollUntil(waiter, rank_, wait_what_.c_str(), [this] { return streamIdle(); });
   } catch (...) {
@@ -280,6 +286,12 @@ void CudaDevice::registerHostMemory(void* pointer, size_t bytes) {
         err);
   }
   registered_[reinterpret_cast<uintptr_t>(pointer)] = bytes;
+}
+
+Array CudaDevice::resultArray(DType dtype, Shape shape) {
+  const size_t bytes = byteCount(numElements(shape), dtype);
+  if (bytes < PinnedPool::kMinBytes) return Array(dtype, std::move(shape));
+  return Array(dtype, std::move(shape), pool_->take(bytes));
 }
 
 void CudaDevice::unregisterHostMemory(void* pointer) noexcept {

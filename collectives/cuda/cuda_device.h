@@ -22,10 +22,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "synk/collectives/cuda/nccl_device.h"
 #include "synk/collectives/cuda/pinned_bounce.h"
+#include "synk/collectives/cuda/pinned_pool.h"
 #include "synk/core/device.h"
 
 namespace synk {
@@ -58,6 +60,8 @@ class CudaDevice final : public Device, public NcclDevice {
   void registerHostMemory(void* pointer, size_t bytes) override;
   // Unregisters what registerHostMemory registered; other pointers are ignored.
   void unregisterHostMemory(void* pointer) noexcept override;
+  // Pinned memory from pool_ (kMinBytes and larger), else a plain Array.
+  Array resultArray(DType dtype, Shape shape) override;
 
   DeviceHandles handles() const override { return {stream_, blas_, comm_}; }
 
@@ -99,9 +103,12 @@ class CudaDevice final : public Device, public NcclDevice {
   bool pools_ = false;                      // stream-ordered allocator supported
   std::map<uintptr_t, size_t> registered_;  // host ranges this device registered
   PinnedBounce bounce_;
+  std::shared_ptr<PinnedPool> pool_ = std::make_shared<PinnedPool>();
   void* row_index_ = nullptr;  // device copy of gatherRows' row list, grown on demand
   size_t row_index_bytes_ = 0;
   bool aborted_ = false;
+  static constexpr uint32_t kNcclCheckEvery = 16;
+  uint32_t busy_polls_ = 0;  // streamIdle's polls of a busy stream, for kNcclCheckEvery
 };
 
 }  // namespace synk

@@ -22,10 +22,10 @@ struct MicroSession {
   Data source;    // the scatter source of the collective benchmark running now
   bool wait_for_devices = false;
 
-  // Ends when every rank's stream has passed the work enqueued so far (a trivial call whose
-  // output every rank copies through its stream); nothing on cpu ranks.
+  // Ends when every rank's stream has passed the work enqueued so far (Session::synchronize);
+  // nothing on cpu ranks.
   void complete() {
-    if (wait_for_devices) noop({two_rows});
+    if (wait_for_devices) session.synchronize();
   }
 };
 

@@ -28,6 +28,13 @@ void registerStepBenchmarks(MicroSession& micro) {
       micro.session.barrier();
   })->UseRealTime();
 
+  // One step in which every rank waits for its device: the floor under anything that waits
+  // for a GPU result (on cpu ranks a barrier round trip).
+  registerGuarded("synchronize", [&micro](benchmark::State& state) {
+    for (auto _ : state)
+      micro.session.synchronize();
+  })->UseRealTime();
+
   registerGuarded("trivial_call", [&micro](benchmark::State& state) {
     const std::vector<Data> inputs = {micro.two_rows};
     for (auto _ : state)

@@ -10,5 +10,8 @@ namespace testkit {
 
 void toHost(const synk::sdk::Context& context, void* dst, const void* src, size_t bytes);
 void toDevice(const synk::sdk::Context& context, void* dst, const void* src, size_t bytes);
+// Zeroes `bytes` of a tensor without waiting (cudaMemsetAsync on the rank's stream): what the
+// trivial call (`noop`) does, so that it times the runtime and not a synchronous copy.
+void zero(const synk::sdk::Context& context, void* dst, size_t bytes);
 
 }  // namespace testkit

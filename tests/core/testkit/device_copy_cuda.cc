@@ -34,4 +34,18 @@ void toDevice(const synk::sdk::Context& context, void* dst, const void* src, siz
   copy(context, dst, src, bytes, cudaMemcpyHostToDevice);
 }
 
+void zero(const synk::sdk::Context& context, void* dst, size_t bytes) {
+  if (!bytes) return;
+  if (!context.isCuda()) {
+    std::memset(dst, 0, bytes);
+    return;
+  }
+  const cudaError_t err =
+      cudaMemsetAsync(dst, 0, bytes, static_cast<cudaStream_t>(context.stream()));
+  if (err != cudaSuccess) {
+    throw synk::sdk::Error(synk::sdk::Status::Device,
+                           std::string("testkit zero: ") + cudaGetErrorString(err));
+  }
+}
+
 }  // namespace testkit

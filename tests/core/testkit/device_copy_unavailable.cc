@@ -21,4 +21,9 @@ void toDevice(const synk::sdk::Context& context, void* dst, const void* src, siz
   if (bytes) std::memcpy(dst, src, bytes);
 }
 
+void zero(const synk::sdk::Context& context, void* dst, size_t bytes) {
+  check(context);
+  if (bytes) std::memset(dst, 0, bytes);
+}
+
 }  // namespace testkit
