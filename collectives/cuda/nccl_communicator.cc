@@ -188,6 +188,8 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  device_.release(gather_scratch_);  // stream-ordered; nothing after an abort
+  gather_scratch_ = nullptr;
   if (comm_ == nullptr && fast_ == nullptr) return;
   gpu_.attachNccl(nullptr, nullptr);
   // Unwinding after an error, or the session is going down: peers may never finalize.
@@ -438,36 +440,35 @@ void NcclCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
            "ncclBroadcast", waiter);
 }
 
-// On the non-blocking communicator: send/recv connect each peer pair on first use, which must
-// stay abortable.
+// As an all-gather on the blocking communicator, into the root's result and a scratch buffer
+// elsewhere: the root receives what a gather would (its ingress bounds both), the others get a
+// copy they drop. Point-to-point (ncclSend/ncclRecv) would need the non-blocking communicator,
+// whose calls cost ~55 us each (its peer connections are made on first use, inside the call,
+// where on a blocking one no deadline would reach).
 void NcclCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
                                 Waiter& waiter) {
-  const ncclDataType_t type = ncclTypeOf(args.dtype);
-  const size_t element = dtypeSize(args.dtype);
-  cudaStream_t stream = gpu_.stream();
-  if (rank_ != args.root) {
-    const size_t mine = args.counts[rank_];
-    if (mine > 0) {
-      complete(comm_, nccl_.send(args.send, mine, type, args.root, comm_, stream),
-               "ncclSend (gather)", waiter);
+  const bool root = rank_ == args.root;
+  if (root && args.recv == nullptr) {
+    throw InvalidArgument("nccl gather: no receive buffer at the root");
+  }
+  void* recv = args.recv;
+  if (!root) {
+    const size_t bytes = offsets.back() * dtypeSize(args.dtype);
+    if (bytes > gather_scratch_bytes_) {
+      device_.release(gather_scratch_);  // stream-ordered: the last gather has written it
+      gather_scratch_ = nullptr;
+      gather_scratch_bytes_ = 0;
+      gather_scratch_ = device_.allocate(bytes);
+      gather_scratch_bytes_ = bytes;
     }
-    return;
+    recv = gather_scratch_;
   }
-  if (args.recv == nullptr) throw InvalidArgument("nccl gather: no receive buffer at the root");
-  char* recv = static_cast<char*>(args.recv);
-  // The root's own part: a device copy, ordered before the receives on the same stream.
-  char* own = recv + offsets[rank_] * element;
-  const size_t own_bytes = args.counts[rank_] * element;
-  if (own_bytes > 0 && own != args.send) {
-    device_.copy(own, args.send, own_bytes, CopyKind::DeviceToDevice);
-  }
-  NcclGroup group(nccl_);
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_ || args.counts[r] == 0) continue;  // zero counts: skipped on both sides
-    queued(nccl_, nccl_.recv(recv + offsets[r] * element, args.counts[r], type, r, comm_, stream),
-           "ncclRecv (gather)", rank_, comm_);
-  }
-  complete(comm_, group.end(), "ncclGroupEnd (gather)", waiter);
+  AllGatherArgs all;
+  all.send = args.send;
+  all.recv = recv;
+  all.counts = args.counts;
+  all.dtype = args.dtype;
+  doAllGather(all, offsets, waiter);
 }
 
 void NcclCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,

@@ -21,8 +21,9 @@
 // (NCCL 2.28: ~55 us per call, measured), so collectives run on `fast_`, a child split off the
 // non-blocking one with blocking = 1: the split runs under the parent's non-blocking mode (still
 // abortable), and NCCL_RUNTIME_CONNECT=0 (set unless the user set it) makes it connect every
-// channel during that split, so a later enqueue never waits for a peer inside NCCL. gather's
-// send/recv, whose peer connections are always made on first use, stays on the non-blocking one.
+// channel during that split, so a later enqueue never waits for a peer inside NCCL. Point-to-point
+// calls (whose peer connections are always made on first use) are never used: gather is an
+// all-gather.
 //
 // Normal close (destructor), every rank at once (the session's Quit step): drain this rank's
 // stream; a teardown barrier where every rank reports that it drained (no rank destroys its
@@ -61,7 +62,8 @@ class NcclCommunicator final : public Communicator {
 
   // The communicator collectives run on (handed to plugins too).
   ncclComm_t comm() const { return fast_ != nullptr ? fast_ : comm_; }
-  // The non-blocking communicator (gather's send/recv run on it); comm() when there is no child.
+  // The non-blocking communicator (creation and the split run on it); comm() when there is no
+  // child.
   ncclComm_t parent() const { return comm_; }
   // ncclCommAbort of the child, then the parent, each waited for at most kAbortBound; marks the
   // device aborted (nothing may wait on its stream after this); idempotent.
@@ -82,7 +84,8 @@ class NcclCommunicator final : public Communicator {
   void doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) override;
   void doReduce(const ReduceArgs& args, Waiter& waiter) override;
   void doBroadcast(const BroadcastArgs& args, Waiter& waiter) override;
-  // Grouped ncclSend/ncclRecv to the root: exact for unequal counts.
+  // An all-gather on the blocking communicator into the root's result (a scratch buffer on the
+  // other ranks): the root's ingress bounds it as it bounds a gather.
   void doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
                 Waiter& waiter) override;
   // ncclAllGather when every count is equal, else one grouped ncclBroadcast per rank into its
@@ -113,9 +116,11 @@ class NcclCommunicator final : public Communicator {
   Device& device_;
   int rank_;
   int size_;
-  ncclComm_t comm_ = nullptr;  // non-blocking: creation, gather, the parent of fast_
+  ncclComm_t comm_ = nullptr;  // non-blocking: creation, the parent of fast_
   ncclComm_t fast_ = nullptr;  // blocking child: every other collective
   bool aborted_ = false;
+  void* gather_scratch_ = nullptr;  // where non-root ranks receive a gather; grows, never shrinks
+  size_t gather_scratch_bytes_ = 0;
 };
 
 }  // namespace synk

@@ -149,20 +149,24 @@ TEST_CASE("a peer never arrives at a collective: the others time out and abort b
 }
 
 // gather's send runs on the non-blocking parent: ncclInProgress, then the job fails.
+// Collectives run on the non-blocking communicator only when there is no blocking child: the
+// user asked for lazy connections (NCCL_RUNTIME_CONNECT other than 0), so none is split off.
 TEST_CASE("a collective answers ncclInProgress, then fails: NcclError names the call",
           "[coll][fault]") {
+  setenv("NCCL_RUNTIME_CONNECT", "1", 1);  // this test's process only (CTest runs one per case)
   standin::Faults faults;
   faults.fail = {standin::Call::Collective, 1, 0};
   const RankRun run = runWithFaults(faults, 2, [](RankContext& ctx) {
     Device& device = ctx.device();
-    void* buffer = device.allocate(2 * 4 * sizeof(float));
-    Waiter waiter = ctx.waiter("gather");
-    ncclOf(ctx).gather({buffer, buffer, {4, 4}, DType::Float32, 0}, waiter);
+    void* buffer = device.allocate(4 * sizeof(float));
+    Waiter waiter = ctx.waiter("all_reduce");
+    ncclOf(ctx).allReduce({buffer, 4, DType::Float32, ReduceOp::Sum}, waiter);
     device.synchronize(waiter);
   });
+  unsetenv("NCCL_RUNTIME_CONNECT");
   INFO(run.describe() << ledgerReport(2));
   CHECK_THAT(run.ranks[1].failure,
-             Contains("ncclSend (gather)") && Contains("injected failure of a collective"));
+             Contains("ncclAllReduce") && Contains("injected failure of a collective"));
   CHECK_THAT(run.ranks[0].failure, Contains("timed out"));
   requireNothingLeft(run, 2);
 }
