@@ -25,6 +25,7 @@ HostStagedCommunicator::HostStagedCommunicator(ProcessGroup& group, ShmHeap& hea
       heap_(heap),
       device_(device),
       shm_(group, heap),
+      pipeline_(group, heap, device),
       rank_(group.rank()) {}
 
 HostStagedCommunicator::~HostStagedCommunicator() {
@@ -59,6 +60,19 @@ void HostStagedCommunicator::stage(Waiter& waiter, Stage&& work) {
 void HostStagedCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
+  if (bytes >= StagedAllReduce::kMinBytes && size() > 1) {
+    bool ok = true;
+    try {
+      // A staging buffer that grows goes back to the heap: no copy may still read it.
+      if (bytes > first_.bytes) device_.synchronize(waiter);
+      host = reserve(first_, bytes);
+    } catch (const std::exception& e) {
+      if (dynamic_cast<const Timeout*>(&e) || dynamic_cast<const PeerFailure*>(&e)) throw;
+      ok = false;  // every rank fails the collective, naming this one
+    }
+    pipeline_.run(args, host, ok, waiter);
+    return;
+  }
   stage(waiter, [&] {
     device_.synchronize(waiter);  // the last call's host-to-device copy has read the staging
     host = reserve(first_, bytes);

@@ -17,6 +17,7 @@
 // previous call's host-to-device copy can never read a buffer the next collective is writing.
 #include <cstddef>
 
+#include "synk/collectives/cuda/staged_pipeline.h"
 #include "synk/collectives/shm/shm_communicator.h"
 #include "synk/core/communicator.h"
 
@@ -37,6 +38,8 @@ class HostStagedCommunicator final : public Communicator {
   const char* name() const override { return "host-staged"; }
 
  protected:
+  // Buffers of StagedAllReduce::kMinBytes and more are pipelined (staged_pipeline.h); smaller
+  // ones go through one copy out, the shared-memory reduction and one copy in.
   void doAllReduce(const AllReduceArgs& args, Waiter& waiter) override;
   // Every buffer staged into one host buffer (one device synchronisation before and after the
   // copies), one shared-memory list collective, one copy back per buffer.
@@ -62,6 +65,7 @@ class HostStagedCommunicator final : public Communicator {
   ShmHeap& heap_;
   CudaDevice& device_;
   ShmCommunicator shm_;
+  StagedAllReduce pipeline_;  // all_reduce of StagedAllReduce::kMinBytes and more
   int rank_;
   Staging first_;           // the input (and in-place result) staging buffer
   Staging second_;          // the gather results

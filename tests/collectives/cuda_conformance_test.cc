@@ -47,9 +47,8 @@ void check(const Check& run, int n_gpus, bool nccl, ConformanceOptions options =
 }
 
 // n_ranks ranks, all on GPU 0 (host-staged: NCCL needs one GPU per rank).
-void checkShared(const Check& run, int n_ranks) {
+void checkShared(const Check& run, int n_ranks, ConformanceOptions options = {}) {
   const auto factory = cudaFactory(1);
-  ConformanceOptions options;
   options.native = false;
   options.devices.assign(static_cast<size_t>(n_ranks), 0);
   run(*factory, n_ranks, options);
@@ -248,6 +247,11 @@ TEST_CASE("cuda host-staged large allReduce on 2 GPUs", "[gpu]") {
 }
 TEST_CASE("cuda host-staged large allGather on 2 GPUs", "[gpu]") {
   check(checkAllGather, 2, kStaged, large());
+}
+// The pipelined host-staged all_reduce (staged_pipeline.h) on three ranks: parts of unequal
+// lengths, avg scaled by 1/3, and (ranks sharing one GPU) three streams' copies on one device.
+TEST_CASE("cuda host-staged large allReduce on 3 ranks sharing a GPU", "[gpu]") {
+  checkShared(checkAllReduce, 3, large());
 }
 
 }  // namespace

@@ -1,0 +1,201 @@
+#include "synk/collectives/cuda/staged_pipeline.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "synk/collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/device_kernels.h"
+#include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/core/error.h"
+#include "synk/core/process_group.h"
+
+namespace synk {
+namespace {
+
+constexpr size_t kLine = 64;  // owned ranges and chunks start on cache lines (as in shm)
+
+// The elements [begin, end) of `count` that `rank` owns: cache-line aligned, as evenly as possible.
+std::pair<size_t, size_t> owned(size_t count, size_t element, int rank, int n) {
+  const size_t per_line = kLine / element;
+  const size_t lines = (count + per_line - 1) / per_line;
+  const size_t first = lines * static_cast<size_t>(rank) / static_cast<size_t>(n);
+  const size_t last = lines * static_cast<size_t>(rank + 1) / static_cast<size_t>(n);
+  return {std::min(count, first * per_line), std::min(count, last * per_line)};
+}
+
+}  // namespace
+
+size_t StagedAllReduce::chunkBytes(size_t bytes) {
+  constexpr size_t kMin = size_t{1} << 20, kMax = size_t{32} << 20;
+  const size_t chunk = std::clamp(bytes / 16, kMin, kMax);
+  return (chunk + kLine - 1) / kLine * kLine;
+}
+
+StagedAllReduce::StagedAllReduce(ProcessGroup& group, ShmHeap& heap, CudaDevice& device)
+    : group_(group), heap_(heap), device_(device), rank_(group.rank()), n_(group.size()) {}
+
+StagedAllReduce::~StagedAllReduce() {
+  // After an abort nothing may wait on the GPU (a copy may still be in flight): leak.
+  if (device_.aborted() || !device_.runtimeAlive()) return;
+  if (in_) cudaStreamSynchronize(in_);
+  if (out_) cudaStreamSynchronize(out_);
+  device_.release(acc_);
+  device_.release(part_);
+  for (cudaEvent_t e : events_)
+    cudaEventDestroy(e);
+  if (in_) cudaStreamDestroy(in_);
+  if (out_) cudaStreamDestroy(out_);
+}
+
+cudaEvent_t StagedAllReduce::event(size_t index) {
+  while (events_.size() <= index) {
+    cudaEvent_t e = nullptr;
+    SYNK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    events_.push_back(e);
+  }
+  return events_[index];
+}
+
+void StagedAllReduce::ensureScratch(size_t bytes) {
+  if (bytes <= scratch_bytes_) return;
+  // Stream-ordered on the device's stream; the in_ stream's last use was waited for by it.
+  device_.release(acc_);
+  device_.release(part_);
+  acc_ = part_ = nullptr;
+  scratch_bytes_ = 0;
+  acc_ = device_.allocate(bytes);
+  part_ = device_.allocate(bytes);
+  scratch_bytes_ = bytes;
+}
+
+std::byte* StagedAllReduce::peerStaging(const ShmLocation& location) {
+  auto* at = static_cast<std::byte*>(heap_.resolve(location));
+  const std::byte* base = at - location.offset;
+  if (registered_.insert(base).second) {
+    device_.registerHostMemory(const_cast<std::byte*>(base), location.segment_bytes);
+  }
+  return at;
+}
+
+void StagedAllReduce::waitFor(cudaEvent_t event, Waiter& waiter, const char* what) {
+  pollUntil(waiter, rank_, what, [&] {
+    const cudaError_t state = cudaEventQuery(event);
+    if (state == cudaSuccess) return true;
+    if (state != cudaErrorNotReady) {
+      cuda_detail::throwCudaFailure(__FILE__, __LINE__, "cudaEventQuery(staged all_reduce)", state);
+    }
+    return false;
+  });
+}
+
+void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging_ok,
+                          Waiter& waiter) {
+  Barrier& barrier = group_.barrier();
+  const size_t element = dtypeSize(args.dtype);
+  const size_t bytes = args.count * element;
+  const size_t chunk = chunkBytes(bytes) / element;  // elements per chunk, a multiple of a line
+  const size_t chunks = (args.count + chunk - 1) / chunk;
+  auto* buffer = static_cast<std::byte*>(args.buffer);
+  auto* mine = static_cast<std::byte*>(staging);
+
+  // Publish this rank's staging; every rank fails together if one could not stage.
+  bool ok = staging_ok;
+  if (ok) {
+    const std::optional<ShmLocation> where = heap_.locate(staging);
+    ok = where.has_value();
+    if (ok) std::memcpy(barrier.outbox(), &*where, sizeof(ShmLocation));
+  }
+  if (!barrier.arrive(waiter, BarrierSite::CollectiveIn, ok)) {
+    for (int r = 0; r < n_; ++r) {
+      if (!barrier.okOf(r)) {
+        throw RankError(r, str("host-staged all_reduce: rank ", r, " could not stage its buffer"));
+      }
+    }
+  }
+  std::vector<std::byte*> staged(static_cast<size_t>(n_));
+  for (int r = 0; r < n_; ++r) {
+    ShmLocation location;
+    std::memcpy(&location, barrier.exchangeOf(r), sizeof location);
+    staged[static_cast<size_t>(r)] = r == rank_ ? mine : peerStaging(location);
+  }
+  if (out_ == nullptr) {
+    SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&out_, cudaStreamNonBlocking));
+    SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&in_, cudaStreamNonBlocking));
+  }
+  ensureScratch(std::max<size_t>((chunk / static_cast<size_t>(n_) + kLine) * element, 256));
+  // Both streams start after everything queued on the device's stream (the buffer's producer,
+  // the last call's copies in); four events per chunk after the first.
+  const cudaStream_t main = device_.stream();
+  SYNK_CUDA_CHECK(cudaEventRecord(event(0), main));
+  SYNK_CUDA_CHECK(cudaStreamWaitEvent(out_, event(0), 0));
+  SYNK_CUDA_CHECK(cudaStreamWaitEvent(in_, event(0), 0));
+  auto staged_ev = [&](size_t c) { return event(1 + 3 * c); };
+  auto reduced_ev = [&](size_t c) { return event(2 + 3 * c); };
+  auto results_ev = [&](size_t c) { return event(3 + 3 * c); };
+  const cudaEvent_t done = event(3 * chunks + 1);  // after the last chunk's events: all made now
+
+  auto stageOut = [&](size_t c) {
+    const size_t begin = c * chunk, len = std::min(chunk, args.count - begin);
+    for (int p = 0; p < n_; ++p) {
+      if (p == rank_) continue;
+      const auto [b, e] = owned(len, element, p, n_);
+      if (b == e) continue;
+      const size_t at = (begin + b) * element;
+      SYNK_CUDA_CHECK(
+          cudaMemcpyAsync(mine + at, buffer + at, (e - b) * element, cudaMemcpyDeviceToHost, out_));
+    }
+    SYNK_CUDA_CHECK(cudaEventRecord(staged_ev(c), out_));
+  };
+
+  stageOut(0);
+  for (size_t c = 0; c < chunks; ++c) {
+    const size_t begin = c * chunk, len = std::min(chunk, args.count - begin);
+    const auto [b, e] = owned(len, element, rank_, n_);
+    const size_t at = (begin + b) * element, part = (e - b) * element;
+    waitFor(staged_ev(c), waiter, "the host-staged all_reduce's copies out");
+    barrier.arrive(waiter, BarrierSite::CollectiveIn);
+    if (c + 1 < chunks) stageOut(c + 1);
+    if (part > 0) {
+      // This rank's part, reduced in rank order into acc_: the shared-memory reduction's
+      // arithmetic, by the device kernels that reproduce it.
+      for (int q = 0; q < n_; ++q) {
+        void* into = q == 0 ? acc_ : part_;
+        if (q == rank_) {
+          SYNK_CUDA_CHECK(cudaMemcpyAsync(into, buffer + at, part, cudaMemcpyDeviceToDevice, in_));
+        } else {
+          SYNK_CUDA_CHECK(cudaMemcpyAsync(into, staged[static_cast<size_t>(q)] + at, part,
+                                          cudaMemcpyHostToDevice, in_));
+        }
+        if (q > 0) kernels::accumulate(acc_, part_, e - b, args.dtype, args.op, in_);
+      }
+      if (args.op == ReduceOp::Avg) kernels::scale(acc_, e - b, args.dtype, 1.0 / n_, in_);
+      SYNK_CUDA_CHECK(cudaMemcpyAsync(buffer + at, acc_, part, cudaMemcpyDeviceToDevice, in_));
+    }
+    SYNK_CUDA_CHECK(cudaEventRecord(reduced_ev(c), in_));
+    // The part's result into every peer's staging, from the buffer (acc_ is reused next chunk).
+    SYNK_CUDA_CHECK(cudaStreamWaitEvent(out_, reduced_ev(c), 0));
+    for (int p = 0; p < n_ && part > 0; ++p) {
+      if (p == rank_) continue;
+      SYNK_CUDA_CHECK(cudaMemcpyAsync(staged[static_cast<size_t>(p)] + at, buffer + at, part,
+                                      cudaMemcpyDeviceToHost, out_));
+    }
+    SYNK_CUDA_CHECK(cudaEventRecord(results_ev(c), out_));
+    waitFor(results_ev(c), waiter, "the host-staged all_reduce's results");
+    barrier.arrive(waiter, BarrierSite::CollectiveOut);
+    // The other parts' results, from this rank's staging.
+    for (int p = 0; p < n_; ++p) {
+      if (p == rank_) continue;
+      const auto [pb, pe] = owned(len, element, p, n_);
+      if (pb == pe) continue;
+      const size_t pat = (begin + pb) * element;
+      SYNK_CUDA_CHECK(cudaMemcpyAsync(buffer + pat, mine + pat, (pe - pb) * element,
+                                      cudaMemcpyHostToDevice, in_));
+    }
+  }
+  // Later work on the device's stream (and the next call's copies out) comes after these.
+  SYNK_CUDA_CHECK(cudaEventRecord(done, in_));
+  SYNK_CUDA_CHECK(cudaStreamWaitEvent(main, done, 0));
+}
+
+}  // namespace synk

@@ -1,0 +1,79 @@
+#pragma once
+// The host-staged all_reduce of large buffers, pipelined: no NCCL, the data crosses the host's
+// shared memory, and the copies out, the reduction and the copies back overlap chunk by chunk.
+//
+// Each rank owns an even, cache-line aligned share of every chunk (the shared-memory
+// communicator's split). Per chunk, on every rank r:
+//   1. copy out (device -> own staging) the parts of the chunk the other ranks own;
+//   2. barrier: every rank's chunk is staged;
+//   3. reduce its own part on the GPU, in rank order: rank 0's values (copied in from rank 0's
+//      staging, or its own buffer), then each next rank's accumulated with the device kernels,
+//      which reproduce the host kernels bit for bit (the same arithmetic as the shared-memory
+//      reduction, so results are identical to the unpipelined path); avg then scales once;
+//      the result goes back into its buffer and out into every peer's staging;
+//   4. barrier: every part's result is in every staging buffer;
+//   5. copy in the other ranks' results from its own staging.
+// Copies out run on one stream, the reduction and copies in on another, so a chunk's copy out
+// overlaps the previous chunk's reduction and copy in. Per rank 2 S (n-1)/n bytes cross the host
+// link each way (the peers' parts and this part's results out; the peers' values for this part
+// and their results in), both directions at once, and no CPU core touches the data: the
+// unpipelined path copies S each way one after the other around a reduction by one core.
+//
+// Peers' staging buffers (their heap segments) are mapped into this process and registered
+// with CUDA once, so copies to and from them are DMA at full speed.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <set>
+#include <vector>
+
+#include "synk/core/communicator.h"
+#include "synk/core/shm_heap.h"
+
+namespace synk {
+
+class CudaDevice;
+class ProcessGroup;
+class Waiter;
+
+class StagedAllReduce {
+ public:
+  // Buffers at least this large take the pipeline; smaller ones gain nothing from it.
+  static constexpr size_t kMinBytes = size_t{4} << 20;
+
+  StagedAllReduce(ProcessGroup& group, ShmHeap& heap, CudaDevice& device);
+  ~StagedAllReduce();
+  StagedAllReduce(const StagedAllReduce&) = delete;
+  StagedAllReduce& operator=(const StagedAllReduce&) = delete;
+
+  // All-reduces args.buffer in place through `staging` (this rank's heap memory of at least the
+  // buffer's bytes, pinned). Every rank calls it with matching arguments (checked by the caller);
+  // `staging_ok` false on a rank that could not provide staging makes every rank throw. The
+  // result's last copies are left in flight, ordered before later work on the device's stream.
+  void run(const AllReduceArgs& args, void* staging, bool staging_ok, Waiter& waiter);
+
+  // The chunk size for `bytes` (a multiple of 64 bytes): about 16 chunks, 1 to 32 MiB each.
+  static size_t chunkBytes(size_t bytes);
+
+ private:
+  void ensureScratch(size_t bytes);
+  // Maps and registers (once) the heap segment holding a peer's published staging location.
+  std::byte* peerStaging(const ShmLocation& location);
+  void waitFor(cudaEvent_t event, Waiter& waiter, const char* what);
+  cudaEvent_t event(size_t index);
+
+  ProcessGroup& group_;
+  ShmHeap& heap_;
+  CudaDevice& device_;
+  int rank_;
+  int n_;
+  cudaStream_t out_ = nullptr;       // copies out: device -> staging
+  cudaStream_t in_ = nullptr;        // reduction kernels and copies in
+  std::vector<cudaEvent_t> events_;  // reused across calls, grown on demand
+  void* acc_ = nullptr;              // device scratch: one chunk's owned part, and a peer's
+  void* part_ = nullptr;
+  size_t scratch_bytes_ = 0;
+  std::set<const void*> registered_;  // peer segment bases registered with CUDA
+};
+
+}  // namespace synk
