@@ -1,7 +1,8 @@
 // The peer synk's CUDA collectives are measured against, run inside the same session on the
 // same communicator: each rank loops raw ncclAllReduce on its stream (as nccl-tests does) and
 // reports the time per operation. Also a no-op function with a scattered input, to time the
-// host-to-device scatter of a Data input.
+// host-to-device scatter of a Data input; the trivial call and its raw CUDA floor; and raw NCCL
+// results to the master (raw_paths.h).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "synk/plugins/sdk/synk_sdk.h"
+#include "tests/bench/nccl_peer/raw_paths.h"
 
 namespace sdk = synk::sdk;
 using sdk::DType;
@@ -48,6 +50,15 @@ class NcclPeer {
     spec.function("sync").output("z", DType::Float32, 0);
     // The scatter's peer: every rank copies `bytes` from its own cudaMallocHost buffer at once.
     spec.function("raw_h2d").input("bytes", DType::Int64, 0).output("seconds", DType::Float64, 0);
+    // The trivial call (a 4-byte cudaMemsetAsync of its output) and its raw floor.
+    spec.function("noop").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
+    spec.function("raw_floor").input("iters", DType::Int32, 0).output("seconds", DType::Float64, 0);
+    // kind: nccl_peer::ToMaster; buf's elements per rank.
+    spec.function("raw_to_master")
+        .input("kind", DType::Int32, 0)
+        .input("iters", DType::Int32, 0)
+        .read("buf")
+        .output("seconds", DType::Float64, 0);
     return spec;
   }
 
@@ -68,6 +79,23 @@ class NcclPeer {
       return;
     }
     if (name == "raw_h2d") return rawH2d(call, stream);
+    if (name == "noop") {
+      check(cudaMemsetAsync(call.output(0, {}).data(), 0, sizeof(float), stream), "noop");
+      return;
+    }
+    if (name == "raw_floor") {
+      const double seconds = nccl_peer::rawCallFloor(stream, scalarOf<int32_t>(call, 0, stream));
+      return emitSeconds(call, seconds, stream);
+    }
+    if (name == "raw_to_master") {
+      const auto kind = static_cast<nccl_peer::ToMaster>(scalarOf<int32_t>(call, 0, stream));
+      const int iters = scalarOf<int32_t>(call, 1, stream);
+      const double seconds =
+          nccl_peer::rawToMaster(kind, static_cast<ncclComm_t>(context_.comm()), stream,
+                                 static_cast<const float*>(call.read(0).data()),
+                                 static_cast<size_t>(call.read(0).size()), iters);
+      return emitSeconds(call, seconds, stream);
+    }
     int32_t iters = 0;
     int32_t sync_each = 0;
     // On the rank's stream: the input's host-to-device copy was queued there (non-blocking
@@ -102,6 +130,23 @@ class NcclPeer {
   }
 
  private:
+  // A scalar input, read on the host (its copy was queued on the rank's stream).
+  template <typename T>
+  static T scalarOf(sdk::Call& call, int index, cudaStream_t stream) {
+    T value{};
+    check(cudaMemcpyAsync(&value, call.input(index).data(), sizeof value, cudaMemcpyDeviceToHost,
+                          stream),
+          "scalar input");
+    check(cudaStreamSynchronize(stream), "scalar input");
+    return value;
+  }
+  static void emitSeconds(sdk::Call& call, double seconds, cudaStream_t stream) {
+    check(cudaMemcpyAsync(call.output(0, {}).data(), &seconds, sizeof seconds,
+                          cudaMemcpyHostToDevice, stream),
+          "seconds");
+    check(cudaStreamSynchronize(stream), "seconds");
+  }
+
   void rawH2d(sdk::Call& call, cudaStream_t stream) {
     int64_t bytes = 0;
     check(

@@ -1,0 +1,25 @@
+#pragma once
+// The raw CUDA and NCCL programs the call path and the results-to-the-master path are measured
+// against (bench_cuda_call_path), run by the nccl_peer model on each rank's stream.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nccl_peer {
+
+// Per iteration: a 16-byte host-to-device copy from pinned memory, a 4-byte cudaMemsetAsync and
+// a 4-byte device-to-host copy into pinned memory, then cudaStreamQuery until the stream is idle:
+// what a function call with a small input and a scalar output must do on one GPU. Seconds per
+// iteration.
+double rawCallFloor(cudaStream_t stream, int iters);
+
+// What synk's results to the master are measured against, with the result copied into pinned
+// host memory at the root and the stream synchronised each iteration. `count` floats of `buffer`
+// per rank; seconds per iteration on this rank.
+enum class ToMaster : int32_t { Reduce = 0, Gather = 1, GetFromRank1 = 2 };
+double rawToMaster(ToMaster kind, ncclComm_t comm, cudaStream_t stream, const float* buffer,
+                   size_t count, int iters);
+
+}  // namespace nccl_peer
