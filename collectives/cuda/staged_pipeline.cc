@@ -38,14 +38,14 @@ StagedAllReduce::StagedAllReduce(ProcessGroup& group, ShmHeap& heap, CudaDevice&
 StagedAllReduce::~StagedAllReduce() {
   // After an abort nothing may wait on the GPU (a copy may still be in flight): leak.
   if (device_.aborted() || !device_.runtimeAlive()) return;
-  if (in_) cudaStreamSynchronize(in_);
-  if (out_) cudaStreamSynchronize(out_);
+  for (cudaStream_t s : {in_, results_, out_})
+    if (s) cudaStreamSynchronize(s);
   device_.release(acc_);
   device_.release(part_);
   for (cudaEvent_t e : events_)
     cudaEventDestroy(e);
-  if (in_) cudaStreamDestroy(in_);
-  if (out_) cudaStreamDestroy(out_);
+  for (cudaStream_t s : {in_, results_, out_})
+    if (s) cudaStreamDestroy(s);
 }
 
 cudaEvent_t StagedAllReduce::event(size_t index) {
@@ -121,22 +121,30 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
   }
   if (out_ == nullptr) {
     SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&out_, cudaStreamNonBlocking));
+    SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&results_, cudaStreamNonBlocking));
     SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&in_, cudaStreamNonBlocking));
   }
   ensureScratch(std::max<size_t>((chunk / static_cast<size_t>(n_) + kLine) * element, 256));
-  // Both streams start after everything queued on the device's stream (the buffer's producer,
-  // the last call's copies in); four events per chunk after the first.
+  // Every stream starts after everything queued on the device's stream (the buffer's producer,
+  // the last call's copies in); three events per chunk, all made before the loop.
   const cudaStream_t main = device_.stream();
-  SYNK_CUDA_CHECK(cudaEventRecord(event(0), main));
-  SYNK_CUDA_CHECK(cudaStreamWaitEvent(out_, event(0), 0));
-  SYNK_CUDA_CHECK(cudaStreamWaitEvent(in_, event(0), 0));
+  const cudaEvent_t start = event(0);
+  const cudaEvent_t done = event(3 * chunks + 1);
+  SYNK_CUDA_CHECK(cudaEventRecord(start, main));
+  for (cudaStream_t s : {out_, results_, in_})
+    SYNK_CUDA_CHECK(cudaStreamWaitEvent(s, start, 0));
   auto staged_ev = [&](size_t c) { return event(1 + 3 * c); };
   auto reduced_ev = [&](size_t c) { return event(2 + 3 * c); };
   auto results_ev = [&](size_t c) { return event(3 + 3 * c); };
-  const cudaEvent_t done = event(3 * chunks + 1);  // after the last chunk's events: all made now
+  auto chunkOf = [&](size_t c) {
+    const size_t begin = c * chunk;
+    return std::pair{begin, std::min(chunk, args.count - begin)};
+  };
 
-  auto stageOut = [&](size_t c) {
-    const size_t begin = c * chunk, len = std::min(chunk, args.count - begin);
+  // 1. Every chunk's copies out, queued at once: the device-to-host engine never waits for the
+  // host's barriers.
+  for (size_t c = 0; c < chunks; ++c) {
+    const auto [begin, len] = chunkOf(c);
     for (int p = 0; p < n_; ++p) {
       if (p == rank_) continue;
       const auto [b, e] = owned(len, element, p, n_);
@@ -146,19 +154,15 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
           cudaMemcpyAsync(mine + at, buffer + at, (e - b) * element, cudaMemcpyDeviceToHost, out_));
     }
     SYNK_CUDA_CHECK(cudaEventRecord(staged_ev(c), out_));
-  };
-
-  stageOut(0);
-  for (size_t c = 0; c < chunks; ++c) {
-    const size_t begin = c * chunk, len = std::min(chunk, args.count - begin);
+  }
+  // 3. This rank's part of chunk c, reduced in rank order (the shared-memory reduction's
+  // arithmetic, by the device kernels that reproduce it), back into the buffer and out to every
+  // peer's staging.
+  auto reduce = [&](size_t c) {
+    const auto [begin, len] = chunkOf(c);
     const auto [b, e] = owned(len, element, rank_, n_);
     const size_t at = (begin + b) * element, part = (e - b) * element;
-    waitFor(staged_ev(c), waiter, "the host-staged all_reduce's copies out");
-    barrier.arrive(waiter, BarrierSite::CollectiveIn);
-    if (c + 1 < chunks) stageOut(c + 1);
     if (part > 0) {
-      // This rank's part, reduced in rank order into acc_: the shared-memory reduction's
-      // arithmetic, by the device kernels that reproduce it.
       for (int q = 0; q < n_; ++q) {
         void* into = q == 0 ? acc_ : part_;
         if (q == rank_) {
@@ -173,24 +177,40 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
       SYNK_CUDA_CHECK(cudaMemcpyAsync(buffer + at, acc_, part, cudaMemcpyDeviceToDevice, in_));
     }
     SYNK_CUDA_CHECK(cudaEventRecord(reduced_ev(c), in_));
-    // The part's result into every peer's staging, from the buffer (acc_ is reused next chunk).
-    SYNK_CUDA_CHECK(cudaStreamWaitEvent(out_, reduced_ev(c), 0));
+    // From the buffer, not acc_ (the next chunk reuses it), on a stream of its own so the
+    // results do not queue behind the remaining copies out.
+    SYNK_CUDA_CHECK(cudaStreamWaitEvent(results_, reduced_ev(c), 0));
     for (int p = 0; p < n_ && part > 0; ++p) {
       if (p == rank_) continue;
       SYNK_CUDA_CHECK(cudaMemcpyAsync(staged[static_cast<size_t>(p)] + at, buffer + at, part,
-                                      cudaMemcpyDeviceToHost, out_));
+                                      cudaMemcpyDeviceToHost, results_));
     }
-    SYNK_CUDA_CHECK(cudaEventRecord(results_ev(c), out_));
-    waitFor(results_ev(c), waiter, "the host-staged all_reduce's results");
-    barrier.arrive(waiter, BarrierSite::CollectiveOut);
-    // The other parts' results, from this rank's staging.
+    SYNK_CUDA_CHECK(cudaEventRecord(results_ev(c), results_));
+  };
+  // 5. The other parts' results of chunk c, from this rank's staging.
+  auto copyIn = [&](size_t c) {
+    const auto [begin, len] = chunkOf(c);
     for (int p = 0; p < n_; ++p) {
       if (p == rank_) continue;
-      const auto [pb, pe] = owned(len, element, p, n_);
-      if (pb == pe) continue;
-      const size_t pat = (begin + pb) * element;
-      SYNK_CUDA_CHECK(cudaMemcpyAsync(buffer + pat, mine + pat, (pe - pb) * element,
-                                      cudaMemcpyHostToDevice, in_));
+      const auto [b, e] = owned(len, element, p, n_);
+      if (b == e) continue;
+      const size_t at = (begin + b) * element;
+      SYNK_CUDA_CHECK(
+          cudaMemcpyAsync(buffer + at, mine + at, (e - b) * element, cudaMemcpyHostToDevice, in_));
+    }
+  };
+  // The host keeps one chunk ahead: chunk c's reduction is queued before chunk c-1's results
+  // are waited for, so the device always has the next chunk's work.
+  for (size_t c = 0; c <= chunks; ++c) {
+    if (c < chunks) {
+      waitFor(staged_ev(c), waiter, "the host-staged all_reduce's copies out");
+      barrier.arrive(waiter, BarrierSite::CollectiveIn);  // 2. every rank's chunk c is staged
+      reduce(c);
+    }
+    if (c > 0) {
+      waitFor(results_ev(c - 1), waiter, "the host-staged all_reduce's results");
+      barrier.arrive(waiter, BarrierSite::CollectiveOut);  // 4. chunk c-1's results are staged
+      copyIn(c - 1);
     }
   }
   // Later work on the device's stream (and the next call's copies out) comes after these.

@@ -13,11 +13,13 @@
 //      the result goes back into its buffer and out into every peer's staging;
 //   4. barrier: every part's result is in every staging buffer;
 //   5. copy in the other ranks' results from its own staging.
-// Copies out run on one stream, the reduction and copies in on another, so a chunk's copy out
-// overlaps the previous chunk's reduction and copy in. Per rank 2 S (n-1)/n bytes cross the host
-// link each way (the peers' parts and this part's results out; the peers' values for this part
-// and their results in), both directions at once, and no CPU core touches the data: the
-// unpipelined path copies S each way one after the other around a reduction by one core.
+// Every chunk's copies out are queued at once on one stream, each part's results go out on a
+// second, the reduction and copies in run on a third, and the host keeps one chunk ahead, so the
+// copies out of later chunks overlap the reduction and copies in of earlier ones. Per rank 2 S
+// (n-1)/n bytes cross the host link each way (the peers' parts and this part's results out; the
+// peers' values for this part and their results in), both directions at once, and no CPU core
+// touches the data: the unpipelined path copies S each way one after the other around a reduction
+// by one core.
 //
 // Peers' staging buffers (their heap segments) are mapped into this process and registered
 // with CUDA once, so copies to and from them are DMA at full speed.
@@ -67,7 +69,8 @@ class StagedAllReduce {
   CudaDevice& device_;
   int rank_;
   int n_;
-  cudaStream_t out_ = nullptr;       // copies out: device -> staging
+  cudaStream_t out_ = nullptr;       // copies out: device -> own staging
+  cudaStream_t results_ = nullptr;   // this part's results: device -> peers' staging
   cudaStream_t in_ = nullptr;        // reduction kernels and copies in
   std::vector<cudaEvent_t> events_;  // reused across calls, grown on demand
   void* acc_ = nullptr;              // device scratch: one chunk's owned part, and a peer's
