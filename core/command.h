@@ -30,6 +30,7 @@ struct Status {
 
 // Where a large command payload lives: payloads over kCommandBytes travel in a blob.
 struct PayloadHeader {
+  uint64_t posted = 0;        // 1: a posted step (no CommandEnd barrier, no status)
   uint64_t inline_bytes = 0;  // > 0: the payload follows in the control block
   uint64_t blob_id = 0;       // else: in this blob
   uint64_t blob_generation = 0;

@@ -69,9 +69,11 @@ struct ControlBlock {
   // Futex word bumped whenever sleepers may need to re-check (a barrier arrival, an abort).
   alignas(64) std::atomic<uint32_t> wake_word;
   std::atomic<int32_t> sleepers;
-  // The command being executed (written by the master before the start barrier).
-  alignas(64) uint32_t opcode;
-  std::byte payload[kCommandBytes];
+  // The command being executed, written by the master before the start barrier, in the half
+  // indexed by that barrier's epoch parity: a posted step (core/step_runner.h) returns before
+  // the workers are done with its command, so the next command goes to the other half.
+  alignas(64) uint32_t opcode[2];
+  std::byte payload[2][kCommandBytes];
   // n_ranks slots follow (flexible array).
   alignas(64) RankSlot ranks[1];
 

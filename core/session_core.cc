@@ -160,9 +160,10 @@ void SessionCore::throwClosed() const {
   throw UsageError("the session is closed");
 }
 
-StepResult SessionCore::runStep(Opcode opcode, const ByteWriter& payload, const std::string& what) {
+StepResult SessionCore::runStep(Opcode opcode, const ByteWriter& payload, const std::string& what,
+                                bool post) {
   ensureOpen();
-  return steps_.run(opcode, payload, what);
+  return steps_.run(opcode, payload, what, post);
 }
 
 void SessionCore::synchronizeOutsideStep(const std::string& what) {

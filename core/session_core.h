@@ -127,7 +127,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
 
  private:
   // Master: runs one step on every rank (StepRunner::run) once the session is open.
-  StepResult runStep(Opcode opcode, const ByteWriter& payload, const std::string& what);
+  StepResult runStep(Opcode opcode, const ByteWriter& payload, const std::string& what,
+                     bool post = false);
   // The master side of every collective (var_collectives.cc).
   StepResult runCollective(const CollectiveRequest& request);
   // Master: the fast path's shapes for every variable of the request, if all are known.

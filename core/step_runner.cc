@@ -41,7 +41,7 @@ void StepRunner::writeStatus(const Status& status) {
   storeMessage(slot.message, status.message);
 }
 
-void StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload) {
+bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post) {
   ControlBlock& cb = group_->control();
   ByteWriter framed;
   framed.putVector(data_.pendingReleases());
@@ -49,9 +49,11 @@ void StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload) {
   PayloadHeader header;
   if (sizeof header + framed.size() <= kCommandBytes) {
     header.inline_bytes = framed.size();
-    std::memcpy(cb.payload + sizeof header, framed.data(), framed.size());
+    header.posted = post ? 1 : 0;
+    std::memcpy(cb.payload[half] + sizeof header, framed.data(), framed.size());
   } else {
-    // Too large for the control block (long index lists): ship it in a blob, which grows.
+    // Too large for the control block (long index lists): ship it in a blob, which grows. Never
+    // posted: the blob is rewritten by the next step.
     if (!payload_blob_ || payload_blob_->size() < framed.size()) {
       if (payload_blob_) ShmSegment::remove(payload_blob_->name());
       if (!payload_blob_id_) payload_blob_id_ = data_.nextBlobId();
@@ -65,17 +67,19 @@ void StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload) {
     header.blob_generation = payload_blob_generation_;
     header.blob_bytes = payload_blob_->size();
   }
-  std::memcpy(cb.payload, &header, sizeof header);
-  cb.opcode = static_cast<uint32_t>(opcode);
+  std::memcpy(cb.payload[half], &header, sizeof header);
+  cb.opcode[half] = static_cast<uint32_t>(opcode);
   data_.releasesSent();  // only now: a failure above must not forget them
+  return header.posted != 0;
 }
 
-ByteReader StepRunner::readCommand(Opcode& opcode) {
+ByteReader StepRunner::readCommand(Opcode& opcode, size_t half, bool& posted) {
   ControlBlock& cb = group_->control();
-  opcode = static_cast<Opcode>(cb.opcode);
+  opcode = static_cast<Opcode>(cb.opcode[half]);
   PayloadHeader header;
-  std::memcpy(&header, cb.payload, sizeof header);
-  ByteReader reader(cb.payload + sizeof header, header.inline_bytes);
+  std::memcpy(&header, cb.payload[half], sizeof header);
+  posted = header.posted != 0;
+  ByteReader reader(cb.payload[half] + sizeof header, header.inline_bytes);
   if (header.inline_bytes == 0 && header.blob_id != 0) {
     const std::byte* bytes =
         data_.blobs().attach({header.blob_id, header.blob_generation, header.blob_bytes});
@@ -89,10 +93,11 @@ ByteReader StepRunner::readCommand(Opcode& opcode) {
   return reader;
 }
 
-StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::string& what) {
-  writeCommand(opcode, payload);
-  Waiter waiter = group_->commandWaiter(what);
+StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::string& what,
+                           bool post) {
   const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
+  const bool posted = writeCommand(opcode, payload, start_epoch % 2, post);
+  Waiter waiter = group_->commandWaiter(what);
   StepResult result;
   try {
     {
@@ -100,24 +105,38 @@ StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::
       group_->barrier().arrive(waiter, BarrierSite::CommandStart);
     }
     Opcode echoed;
-    ByteReader reader = readCommand(echoed);
+    bool echoed_posted = false;
+    ByteReader reader = readCommand(echoed, start_epoch % 2, echoed_posted);
     {
       PhaseScope phase(Phase::Handler);
       result = execute(opcode, reader, waiter);
+    }
+    if (posted) {
+      if (!result.status.ok()) {
+        throw InternalError(
+            str(what, " was posted, but failed on the master: ", result.status.message));
+      }
+      posted_ = what;
+      return result;
     }
     writeStatus(result.status);
     {
       PhaseScope phase(Phase::StepEnd);
       group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
     }
+    posted_.clear();  // every rank passed this step's start: the posted ones are behind them
     shapes_.noteStep(group_->control(), group_->size());
   } catch (const PeerFailure& e) {
-    // A rank that never passed this step's start died before it, while the master was idle
-    // (an idle rank has already arrived at the next start: its barrier epoch does not tell).
+    // A rank that never passed this step's start died before it: while the master was idle (an
+    // idle rank has already arrived at the next start: its barrier epoch does not tell), or while
+    // it still ran a posted step the master had returned from.
     const int rank = e.rank();
     const bool between = rank >= 0 && rank < group_->size() && rank != group_->rank() &&
                          group_->control().slot(rank).started.load() < start_epoch;
     fatal_(e.what());
+    if (between && !posted_.empty()) {
+      throw PeerFailure(rank, str(e.what(), " (during or after ", posted_, ", before ", what, ")"));
+    }
     throw PeerFailure(rank, between ? str(e.what(), " (between steps, before ", what, ")")
                                     : str(e.what(), " (during ", what, ")"));
   } catch (const std::exception& e) {
@@ -132,24 +151,34 @@ void StepRunner::serve() {
   while (true) {
     Waiter idle = group_->idleWaiter();
     group_->barrier().arrive(idle, BarrierSite::CommandStart);
-    group_->control()
-        .slot(group_->rank())
-        .started.store(group_->barrier().epoch(), std::memory_order_relaxed);
+    const uint64_t epoch = group_->barrier().epoch();
+    group_->control().slot(group_->rank()).started.store(epoch, std::memory_order_relaxed);
     Opcode opcode;
-    ByteReader payload = readCommand(opcode);
+    bool posted = false;
+    ByteReader payload = readCommand(opcode, epoch % 2, posted);
     if (opcode == Opcode::Quit) return;
     Waiter waiter = group_->commandWaiter(stepName(opcode));
+    Status status;
     {
       PhaseScope phase(Phase::Handler);
-      writeStatus(execute(opcode, payload, waiter).status);
+      status = execute(opcode, payload, waiter).status;
     }
+    if (posted) {
+      // Nobody reads a posted step's status: a failure can only end the session.
+      if (!status.ok()) {
+        throw InternalError(str(stepName(opcode), " was posted, but failed on rank ",
+                                group_->rank(), ": ", status.message));
+      }
+      continue;
+    }
+    writeStatus(status);
     PhaseScope phase(Phase::StepEnd);
     group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
   }
 }
 
 void StepRunner::quit() {
-  writeCommand(Opcode::Quit, ByteWriter());
+  writeCommand(Opcode::Quit, ByteWriter(), (group_->barrier().epoch() + 1) % 2, false);
   Waiter waiter = group_->commandWaiter("close");
   group_->barrier().arrive(waiter, BarrierSite::CommandStart);
 }

@@ -57,15 +57,26 @@ class StepRunner {
 
   // Master: runs one step on every rank (its own share included) and returns the master's result,
   // or throws the first failing rank's error; a fatal failure aborts the session first.
-  StepResult run(Opcode opcode, const ByteWriter& payload, const std::string& what);
+  //
+  // post = true posts the step: every rank runs the handler, but nobody waits at its end and no
+  // status is reported; the master returns as soon as its own share is done, and the next step's
+  // start barrier is where it meets the workers again. For handlers that can only fail fatally
+  // (an all_reduce on shapes the master knew: its work is queued on each rank's device anyway):
+  // a posted handler that returns a failed status aborts the session, and a rank that fails or
+  // dies in one is reported by the next step (as "after <the posted step>"). A payload too large
+  // for the control block is never posted.
+  StepResult run(Opcode opcode, const ByteWriter& payload, const std::string& what,
+                 bool post = false);
   // Worker: runs every step the master issues, until Quit.
   void serve();
   // Master: tells the workers to quit (they leave without a status).
   void quit();
 
  private:
-  void writeCommand(Opcode opcode, const ByteWriter& payload);
-  ByteReader readCommand(Opcode& opcode);
+  // Into the control block's half `half`; returns whether the step is posted (post, and the
+  // payload fits the control block).
+  bool writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post);
+  ByteReader readCommand(Opcode& opcode, size_t half, bool& posted);
   StepResult execute(Opcode opcode, ByteReader& payload, Waiter& waiter);
   void writeStatus(const Status& status);
   void throwStatuses();
@@ -81,6 +92,9 @@ class StepRunner {
   uint64_t payload_blob_id_ = 0;
   uint64_t payload_blob_generation_ = 0;
   std::vector<std::byte> blob_copy_;  // a large payload, copied out of its blob
+  // Master: the last posted step, until a later step completes (every rank then started it, so
+  // every rank had finished the posted one).
+  std::string posted_;
 };
 
 // The name of a step in messages, built once per opcode (a step must not pay for formatting).

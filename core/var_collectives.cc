@@ -94,7 +94,11 @@ StepResult SessionCore::runCollective(const CollectiveRequest& request) {
   what += variableSpec(request.vars[0].model, request.vars[0].index).name;
   what += "'";
   if (request.vars.size() > 1) what += " and " + std::to_string(request.vars.size() - 1) + " more";
-  return runStep(Opcode::Collective, payload, what);
+  // An all_reduce on shapes the master knew can fail only fatally on a rank (its checks pass by
+  // construction, its work is queued on the device): posted, so the master returns once its own
+  // share is issued and the ranks meet again at the next step (core/step_runner.h).
+  const bool post = request.kind == CollectiveKind::AllReduce && request.shapes_known != 0;
+  return runStep(Opcode::Collective, payload, what, post);
 }
 
 void SessionCore::broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,

@@ -340,3 +340,28 @@ TEST_CASE("a worker that dies between steps is reported as such, not as dying in
   CHECK(allGone(pids, 0));
   CHECK(test::segmentsOfThisProcess() == 0);
 }
+
+// An all_reduce on known shapes is posted: the master returns once its own share is issued, so a
+// worker that dies after it is found by the next step, which names the all_reduce.
+TEST_CASE("a worker that dies after a posted all_reduce: the next call names the all_reduce",
+          "[core][fault]") {
+  Session session = test::forkForTest(2);
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Variable v = model.variable("v");
+  session.broadcast({v}, {Array(DType::Float32, {16, 2})});
+  session.allReduce({v}, ReduceOp::Sum);  // learns the shapes
+  session.allReduce({v}, ReduceOp::Sum);  // posted
+  const std::vector<int> pids = session.pids();
+  kill(pids[1], SIGKILL);
+  REQUIRE(becameReapable(pids[1]));
+  try {
+    session.barrier();
+    FAIL("no exception");
+  } catch (const PeerFailure& e) {
+    CHECK(e.rank() == 1);
+    CHECK_THAT(std::string(e.what()), Contains("SIGKILL") && Contains("after all_reduce of 'v'") &&
+                                          Contains("before barrier"));
+  }
+  CHECK(allGone(pids, 0));
+  CHECK(test::segmentsOfThisProcess() == 0);
+}
