@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
     const int n = session.size();
     Model peer = session.load(pluginPath("synk_nccl_peer"));
     Function noop = session.function(peer, "noop");
-    Function floor = session.function(peer, "raw_floor", {.outputs = {{"seconds", "max"}}});
+    Function floor = session.function(peer, "raw_floor",
+                                      {.broadcast = {"iters"}, .outputs = {{"seconds", "max"}}});
     Function raw_allreduce =
         session.function(peer, "raw_allreduce",
                          {.broadcast = {"iters", "sync_each"}, .outputs = {{"seconds", "max"}}});
