@@ -54,8 +54,8 @@ Config parse(int argc, char** argv) {
       "lr", po::value(&lr)->default_value("0.001"), "learning rate")(
       "precision", po::value(&precision)->default_value("fp32"), "fp32, tf32, bf16 (cuda)")(
       "seed", po::value(&seed)->default_value("0"), "parameter and shuffle seed")(
-      "bucket-bytes", po::value(&bucket_bytes)->default_value("0"),
-      "gradient all-reduce bucket size")("cuda-graph", po::value(&graph)->default_value("true"),
+      "bucket-bytes", po::value(&bucket_bytes),
+      "gradient all-reduce bucket size (default: the mlp's)")("cuda-graph", po::value(&graph)->default_value("true"),
                                          "replay steps as a CUDA graph")(
       "batch", po::value(&batch)->default_value(256), "global batch size")(
       "epochs", po::value(&c.fit.max_epochs)->default_value(20), "at most this many epochs")(
@@ -85,8 +85,8 @@ Config parse(int argc, char** argv) {
     std::exit(0);
   }
   c.model = {{"widths", widths},       {"optimizer", optimizer}, {"lr", lr},
-             {"precision", precision}, {"seed", seed},           {"bucket_bytes", bucket_bytes},
-             {"cuda_graph", graph}};
+             {"precision", precision}, {"seed", seed},           {"cuda_graph", graph}};
+  if (!bucket_bytes.empty()) c.model["bucket_bytes"] = bucket_bytes;
   for (const std::string& option : extra_options) {
     const size_t eq = option.find('=');
     if (eq == std::string::npos || eq == 0) {

@@ -64,7 +64,12 @@ CudaDevice::CudaDevice(int ordinal, int rank) : ordinal_(ordinal), rank_(rank) {
       uint64_t threshold = UINT64_MAX;
       SYNK_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
     }
-    SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // The highest priority: a plugin that computes on a stream of its own (the mlp's backward)
+    // while NCCL works on this one gets NCCL's blocks scheduled as soon as SMs free up, instead
+    // of after every queued GEMM block, so communication overlaps compute.
+    int least = 0, greatest = 0;
+    SYNK_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SYNK_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
     SYNK_CUBLAS_CHECK(cublasCreate(&blas_));
     SYNK_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
   } catch (const CudaError& e) {

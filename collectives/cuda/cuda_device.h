@@ -3,8 +3,9 @@
 //
 // Binding: cudaSetDevice(ordinal), ordinal in CUDA's numbering inside this process (after
 // CUDA_VISIBLE_DEVICES); the primary context is created here, never in the master before fork.
-// Every operation is issued on one non-blocking stream (the Device's ordering contract); the
-// cuBLAS handle is bound to it and, with the NCCL communicator, handed to plugins as handles().
+// Every operation is issued on one non-blocking stream of the highest priority (the Device's
+// ordering contract; the constructor says why the priority); the cuBLAS handle is bound to it
+// and, with the NCCL communicator, handed to plugins as handles().
 // All methods are called from the rank's main thread.
 //
 // Memory: the stream-ordered allocator (cudaMallocAsync/cudaFreeAsync on the stream, default pool

@@ -41,7 +41,7 @@ Config Config::fromOptions(const sdk::Options& o) {
   const int64_t seed = o.getInt("seed", 0, "parameter initialisation stream");
   require(seed >= 0, "option 'seed' must be >= 0");
   c.seed = static_cast<uint64_t>(seed);
-  c.bucket_bytes = o.getInt("bucket_bytes", 0,
+  c.bucket_bytes = o.getInt("bucket_bytes", int64_t{4} << 20,
                             "gradient all-reduce bucket size (0: one all-reduce after backward)");
   require(c.bucket_bytes >= 0, "option 'bucket_bytes' must be >= 0");
   c.reduce_in_grad = o.getChoice("grad_reduce", "in_call", {"in_call", "none"},

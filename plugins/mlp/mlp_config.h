@@ -25,7 +25,9 @@ struct Config {
   compute::Rule rule = compute::Rule::Sgd;
   compute::Hyper hyper;
   uint64_t seed = 0;
-  int64_t bucket_bytes = 0;    // gradient all-reduce buckets; 0: one, after the whole backward
+  // Gradient all-reduce buckets: a bucket closes once it holds this many bytes (whole layers);
+  // 0: one, after the whole backward.
+  int64_t bucket_bytes = int64_t{4} << 20;
   bool reduce_in_grad = true;  // grad() all-reduces (false: each rank's own mean gradient)
   bool cuda_graph = true;      // replay train_step as a captured CUDA graph (1 rank)
   GemmPath gemm = GemmPath::Lt;

@@ -8,7 +8,9 @@
 //   update()                                     applies `grad` to params with the rule
 // Variables: params, grad (float32, every weight and bias), opt_<state> (the rule's), opt_step
 // (int64, adam and adamax), metrics (float64 [loss sum, correct, samples], rank_local sum).
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -111,7 +113,10 @@ class Mlp {
       }
       device_ = {true, work, blas_->get(), lt_.get()};
       rank_device_ = {true, context.stream(), blas_->get(), lt_.get()};
-      if (config_.cuda_graph && context.nRanks() == 1) {
+      // Several ranks too, when their collectives are NCCL's (context.comm()): NCCL calls are
+      // captured with the rest of the step, which then is one launch on every rank. Host-staged
+      // collectives (ranks sharing a GPU) wait on the host inside the step: no graph then.
+      if (config_.cuda_graph && (context.nRanks() == 1 || context.comm() != nullptr)) {
         graphs_ = std::make_unique<compute::cuda::GraphCache>(context, 16);
       }
     }
@@ -146,10 +151,11 @@ class Mlp {
   }
 
   // Forward, loss and backward of a batch into the network's gradient (count slot included),
-  // all-reduced when `reduce`. A host batch with a bad label still takes part in every bucket
+  // all-reduced when `reduce`; `reduced(begin, end)` runs as each bucket's all-reduce is issued
+  // (GradientReducer::layerDone). A host batch with a bad label still takes part in every bucket
   // (zeros, and a count of -infinity that every rank sees after the first bucket).
   void gradientPass(const float* params, const Batch& batch, compute::CrossEntropyArgs out,
-                    bool reduce) {
+                    bool reduce, const std::function<void(int64_t, int64_t)>& reduced = nullptr) {
     float* grad = network_.gradient();
     reducer_->begin();
     if (batch.bad_label.empty()) {
@@ -157,16 +163,41 @@ class Mlp {
       out.rows_out = grad + config_.parameters();
       network_.loss(batch.y, batch.rows, out, true);
       network_.backward(params, batch.rows, grad, [&](int l) {
-        if (reduce) reducer_->layerDone(l, grad);
+        if (reduce) reducer_->layerDone(l, grad, reduced);
       });
     } else {
       compute::fill(device_, grad, config_.parameters(), 0.0f);
       compute::fill(device_, grad + config_.parameters(), 1,
                     -std::numeric_limits<float>::infinity());
       for (int l = config_.layers() - 1; l >= 0 && reduce; --l)
-        reducer_->layerDone(l, grad);
+        reducer_->layerDone(l, grad, reduced);
     }
     reducer_->join();
+  }
+
+  // Whether train_step updates bucket by bucket: several ranks (something is all-reduced), and
+  // no step counter that one update per bucket would advance more than once.
+  bool updatesPerBucket(const compute::UpdateArgs& update) const {
+    return context_.nRanks() > 1 &&
+           !(compute::countsSteps(config_.rule) && update.step == update.step_out);
+  }
+
+  // The update of the parameters in [begin, end) (a bucket's range; the count slot past the
+  // parameters is not one), on the rank's stream after that bucket's all-reduce: the update of
+  // one layer overlaps backward of the next, and only the last bucket's is left after backward.
+  // Element-wise, so the result equals one update of the whole vector.
+  void updateRange(compute::UpdateArgs args, int64_t begin, int64_t end) const {
+    end = std::min(end, config_.parameters());
+    if (end <= begin) return;
+    args.n = end - begin;
+    args.param += begin;
+    args.param_out += begin;
+    args.grad += begin;
+    for (int s = 0; s < 2; ++s) {
+      if (args.state[s]) args.state[s] += begin;
+      if (args.state_out[s]) args.state_out[s] += begin;
+    }
+    compute::applyUpdate(rank_device_, config_.rule, config_.hyper, args);
   }
 
   // SGD inside the backward GEMMs (Network::backwardSgd), the default wherever it applies: one
@@ -228,6 +259,11 @@ class Mlp {
         network_.forward(update.param, batch.x, batch.rows);
         network_.loss(batch.y, batch.rows, out, true);
         network_.backwardSgd(update.param, update.param_out, batch.rows, config_.hyper.lr);
+        return;
+      }
+      if (updatesPerBucket(update)) {
+        gradientPass(update.param, batch, out, true,
+                     [&](int64_t begin, int64_t end) { updateRange(update, begin, end); });
         return;
       }
       gradientPass(update.param, batch, out, true);

@@ -43,7 +43,8 @@ void GradientReducer::begin() {
   start_->makeWait(compute_stream_);
 }
 
-void GradientReducer::layerDone(int l, float* grad) {
+void GradientReducer::layerDone(int l, float* grad,
+                                const std::function<void(int64_t, int64_t)>& reduced) {
   if (!reduces_) return;
   while (next_ < buckets_.size() && buckets_[next_].last_layer == l) {
     const Bucket& bucket = buckets_[next_];
@@ -53,6 +54,7 @@ void GradientReducer::layerDone(int l, float* grad) {
     }
     context_.allReduce(grad + bucket.begin, static_cast<size_t>(bucket.end - bucket.begin),
                        sdk::DType::Float32, sdk::ReduceOp::Sum);
+    if (reduced) reduced(bucket.begin, bucket.end);
     ++next_;
   }
 }

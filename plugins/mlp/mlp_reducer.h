@@ -10,6 +10,7 @@
 // compute stream computes the layers of bucket k + 1. The update then runs on the rank's stream.
 // With one rank nothing is reduced (the sum over one rank is itself).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,8 +34,11 @@ class GradientReducer {
 
   // Before the pass: the compute stream waits for the rank's stream (inputs written there).
   void begin();
-  // After backward wrote layer l's block into `grad`.
-  void layerDone(int l, float* grad);
+  // After backward wrote layer l's block into `grad`. `reduced(begin, end)`, if given, is called
+  // once each bucket's all-reduce is issued, with the bucket's float range (on CUDA its work
+  // queued after the all-reduce on the rank's stream runs once the sum is there).
+  void layerDone(int l, float* grad,
+                 const std::function<void(int64_t, int64_t)>& reduced = nullptr);
   // After the pass: the rank's stream is ordered after everything on the compute stream.
   void join();
 

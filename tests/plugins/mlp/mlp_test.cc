@@ -195,6 +195,32 @@ TEST_CASE("train_step equals grad then update, and a graph replay equals eager s
   CHECK(fused.variable("opt_step").getValue().as<int64_t>()[0] == 6);
 }
 
+// On several GPU ranks the step's NCCL all-reduces are captured in its CUDA graph with the rest
+// (bucketed, updates per bucket): replays must give the eager steps' parameters, bit for bit,
+// on every rank. On cpu ranks both run eagerly.
+TEST_CASE("on several ranks a graph replay, all-reduces included, equals eager steps", "[plugins]") {
+  const int ranks = rankCounts({2}).front();
+  Session session = test::forkForTest(ranks);
+  const ModelOptions options =
+      with(kSmall, {{"optimizer", "momentum"}, {"lr", "0.05"}, {"bucket_bytes", "64"}});
+  Model graphed = session.load(mlpFile(), options);
+  Model eager = session.load(mlpFile(), with(options, {{"cuda_graph", "false"}}));
+  Batches data(session, 16, 5);
+  Function step = session.function(graphed, "train_step");
+  Function step_eager = session.function(eager, "train_step");
+  for (int k = 0; k < 6; ++k) {
+    const float a = step({data.x, data.y}).at(0).as<float>()[0];
+    const float b = step_eager({data.x, data.y}).at(0).as<float>()[0];
+    CHECK(a == b);
+  }
+  const std::vector<float> want = params(eager);
+  CHECK(params(graphed) == want);
+  for (int r = 1; r < ranks; ++r) {
+    INFO("rank " << r);
+    CHECK(session.getValue(r, {graphed.variable("params")}).at(0).toVector<float>() == want);
+  }
+}
+
 // On cuda every GEMM path (cublasGemmEx with epilogue kernels, cuBLASLt with fused epilogues,
 // autotuned cuBLASLt) with and without SGD inside the weight-gradient GEMMs; on cpu the host GEMM
 // runs for every gemm option, and the fused update is checked all the same. The wide shape has
