@@ -12,7 +12,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+
+#include "synk/core/shm_segment.h"
 
 namespace synk::harness {
 namespace {
@@ -49,6 +53,46 @@ void becomeChild(pid_t parent) {
   sigaction(SIGINT, &action, nullptr);
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) g_child_signalled = 1;  // the parent died before prctl
+}
+
+// Whether a live (not zombie) process is left in process group `group`, by /proc.
+bool groupHasLiveMember(pid_t group) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    if (pgrp == group && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+// A child's process group was killed with SIGKILL: the session's shared-memory watcher (in that
+// group, core/shm_watcher.h) died with it, so nobody else removes the session's segments. Once
+// every process of the group is dead (none can create a segment any more; bounded), remove
+// every segment named after the child, the session's master. Called before the child is reaped,
+// so its pid, which names the segments, cannot have been reused.
+void removeSegmentsOfKilledGroup(pid_t child) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (groupHasLiveMember(child) && std::chrono::steady_clock::now() < give_up)
+    usleep(1000);
+  removeSegmentsWithPrefix(processShmPrefix(child));
+}
+
+// Kills the child's process group and waits until the child is dead (not reaped).
+void killGroup(pid_t child) {
+  kill(-child, SIGKILL);
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+  removeSegmentsOfKilledGroup(child);
 }
 
 }  // namespace
@@ -147,7 +191,7 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
     }
   }
   close(fds[0]);
-  if (result.killed || result.timed_out) kill(-pid, SIGKILL);
+  if (result.killed || result.timed_out) killGroup(pid);
   // After EOF the child is exiting; its ranks die with it (PR_SET_PDEATHSIG) but it waits for
   // them first, so this wait is bounded by its own shutdown. Past the deadline it is killed.
   int status = 0;
@@ -158,7 +202,7 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
     if (std::chrono::steady_clock::now() >= end || stop.level() >= 2) {
       result.timed_out = result.timed_out || stop.level() < 2;
       result.killed = result.killed || stop.level() >= 2;
-      kill(-pid, SIGKILL);
+      killGroup(pid);
       waitpid(pid, &status, 0);
       break;
     }

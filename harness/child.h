@@ -6,9 +6,11 @@
 //
 // A child runs in its own process group, so Ctrl-C reaches synk-bench alone: it asks children
 // to stop through the StopWord (they finish the step they are in, close the session and
-// report), and kills their process group on a second Ctrl-C or a missed deadline. A child
-// dies with synk-bench (PR_SET_PDEATHSIG: SIGTERM, handled like a stop request, so the session
-// still removes its shared memory), and the ranks die with the child.
+// report), and kills their process group on a second Ctrl-C or a missed deadline. That kill
+// takes the session's shared-memory watcher with it, so runChild then removes the segments of
+// the session the child led (their names carry its pid) itself, before it reaps the child. A
+// child dies with synk-bench (PR_SET_PDEATHSIG: SIGTERM, handled like a stop request, so the
+// session still removes its shared memory), and the ranks die with the child.
 #include <chrono>
 #include <cstdint>
 #include <functional>

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "synk/harness/cli_commands.h"
+#include "synk/harness/context.h"
 #include "synk/harness/errors.h"
 
 namespace synk::harness {
@@ -29,7 +30,8 @@ std::string shellQuoted(const std::string& arg) {
 void printHelp(std::FILE* out) {
   std::fprintf(
       out,
-      "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options)\n\n"
+      "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options;\n"
+      "       synk-bench --version)\n\n"
       "commands:\n");
   for (const Command& c : commands())
     std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
@@ -100,8 +102,12 @@ po::variables_map parseArgs(const std::string& command, const std::vector<std::s
   try {
     po::store(po::command_line_parser(args).options(options).positional(where).run(), values);
     po::notify(values);
+  } catch (const po::unknown_option& e) {
+    // runCli prefixes "synk-bench COMMAND: " to every message.
+    throw BadInput(std::string(e.what()) + " (synk-bench " + command +
+                   " --help lists its options)");
   } catch (const po::error& e) {
-    throw BadInput("synk-bench " + command + ": " + e.what());
+    throw BadInput(e.what());
   }
   return values;
 }
@@ -117,6 +123,10 @@ int runCli(int argc, char** argv) {
   const std::string name = argv[1];
   if (name == "help" || name == "--help" || name == "-h") {
     printHelp(stdout);
+    return kExitOk;
+  }
+  if (name == "--version" || name == "version" || name == "-V") {
+    std::printf("%s\n", versionLine().c_str());
     return kExitOk;
   }
   for (const Command& c : commands()) {

@@ -24,7 +24,7 @@ po::options_description readOptions(const char* title, ReadFlags& flags) {
   po::options_description options(title);
   options.add_options()("help,h", "this help")("db", po::value(&flags.db),
                                                "the result database (default results/synk.db)")(
-      "run", po::value(&flags.run), "run id (default: the latest)")(
+      "run", po::value(&flags.run), "a run id, latest, a baseline or a tag (default: latest)")(
       "scaling", po::value(&flags.scaling), "weak or strong (default: the run's)");
   return options;
 }
@@ -52,7 +52,7 @@ int showCommand(const std::vector<std::string>& args, const std::string&) {
   if (printedHelp(values, options, "show [RUN] [--db PATH] [--scaling weak|strong]"))
     return kExitOk;
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const RunData data = loadRun(store, resolveRunId(store, flags.run));
+  const RunData data = loadRun(store, resolveRunRef(store, flags.run));
   printRunContext(stdout, data);
   std::printf("\n");
   printRunTable(stdout, data, scalingOf(flags, data));
@@ -73,7 +73,7 @@ int reportCommand(const std::vector<std::string>& args, const std::string&) {
     return kExitOk;
   if (html.empty()) throw BadInput("where to? synk-bench report [RUN] --html FILE");
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const RunData data = loadRun(store, resolveRunId(store, flags.run));
+  const RunData data = loadRun(store, resolveRunRef(store, flags.run));
   std::string sections;
   if (!compare.empty()) sections += compareSection(store, compare, data.run.id);
   if (history) sections += historySection(store, data.run.experiment);
@@ -94,7 +94,7 @@ int exportCommand(const std::vector<std::string>& args, const std::string&) {
   if (printedHelp(values, options, "export [RUN] --json|--csv [--output FILE]")) return kExitOk;
   if (json == csv) throw BadInput("choose one format: --json or --csv");
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const int64_t run = resolveRunId(store, flags.run);
+  const int64_t run = resolveRunRef(store, flags.run);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
   std::FILE* out = stdout;
   if (!output.empty()) {

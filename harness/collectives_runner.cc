@@ -22,27 +22,27 @@ struct Slot {
   int64_t status;  // 0 not run, 1 ok, 2 failed
   int64_t wrong;
   char message[kMessageBytes];
-  int64_t times[1];  // `iterations` of them
+  int64_t times[1];  // timesPerRank() of them
 };
 
 class Results {
  public:
-  Results(int ranks, size_t points, int iterations)
+  Results(int ranks, size_t points, int times_per_rank)
       : points_(points),
-        iterations_(iterations),
-        slot_bytes_((offsetof(Slot, times) + sizeof(int64_t) * std::max(1, iterations) + 63) / 64 *
-                    64),
+        times_(times_per_rank),
+        slot_bytes_((offsetof(Slot, times) + sizeof(int64_t) * std::max(1, times_per_rank) + 63) /
+                    64 * 64),
         mapping_(slot_bytes_ * points * static_cast<size_t>(ranks) + 64) {}
   Slot& at(int rank, size_t point) {
     auto* base = static_cast<std::byte*>(mapping_.data());
     return *reinterpret_cast<Slot*>(base +
                                     (static_cast<size_t>(rank) * points_ + point) * slot_bytes_);
   }
-  int iterations() const { return iterations_; }
+  int timesPerRank() const { return times_; }
 
  private:
   size_t points_;
-  int iterations_;
+  int times_;
   size_t slot_bytes_;
   SharedMapping mapping_;
 };
@@ -71,6 +71,7 @@ CollectiveParams paramsOf(const Experiment& e, const Point& p) {
   params.iterations = e.steps;
   params.checks = e.check_iterations;
   params.blocking = e.blocking;
+  params.back_to_back = e.timing == CollectiveTiming::Batch;
   return params;
 }
 
@@ -141,6 +142,8 @@ int workerMain(ProcessGroup& group, Job& job) {
   return kExitOk;
 }
 
+// A back-to-back point stores one sample per rank and repetition (step 0: the mean per
+// iteration); a per-iteration point one per iteration.
 PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_message) {
   PointOutcome out;
   out.point = job.points[k]->index;
@@ -154,7 +157,7 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
       continue;
     }
     out.wrong += slot.wrong;
-    for (int i = 0; i < job.results.iterations(); ++i) {
+    for (int i = 0; i < job.results.timesPerRank(); ++i) {
       SampleRecord s;
       s.rank = r;
       s.step = i;
@@ -162,7 +165,7 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
       out.samples.push_back(s);
     }
   }
-  out.steps = job.results.iterations();
+  out.steps = job.e.steps;
   if (out.status == "ok" && out.wrong > 0) {
     out.status = "wrong";
     out.message = std::to_string(out.wrong) + " wrong element(s)";
@@ -185,7 +188,7 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
     BackendRegistry registry = makeDefaultRegistry();
     BackendFactory* factory = registry.find(first.backend == "cpu" ? "cpu" : "cuda");
     if (!factory) throw InvalidArgument("no backend for " + first.backend);
-    Results results(first.ranks, runnable.size(), e.steps);
+    Results results(first.ranks, runnable.size(), timesPerRank(paramsOf(e, first)));
     Job job{e,
             runnable,
             *factory,

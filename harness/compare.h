@@ -11,14 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "synk/harness/report_data.h"
 #include "synk/harness/significance.h"
 #include "synk/harness/store.h"
 
 namespace synk::harness {
-
-// "12" (a run id), "latest", a baseline's name, or a tag (the newest run with it), tried in that
-// order. Throws BadInput naming what was looked for.
-int64_t resolveRunRef(const Store& store, const std::string& text);
 
 struct CompareOptions {
   // Thresholds given on the command line; the rest come from the baseline run's configuration

@@ -79,6 +79,7 @@ std::string Experiment::canonical() const {
   } else {
     lines["experiment.check"] = std::to_string(check_iterations);
     lines["experiment.blocking"] = blocking ? "true" : "false";
+    lines["experiment.timing"] = timingName(timing);
     lines["axes.op"] = listText(axes.op);
     lines["axes.bytes"] = listText(axes.bytes);
     lines["axes.dtype"] = listText(axes.dtype);

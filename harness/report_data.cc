@@ -1,5 +1,7 @@
 #include "synk/harness/report_data.h"
 
+#include <algorithm>
+
 #include "synk/harness/context.h"
 #include "synk/harness/errors.h"
 
@@ -36,18 +38,27 @@ RunData loadRun(const Store& store, int64_t run_id) {
   return data;
 }
 
-int64_t resolveRunId(const Store& store, const std::string& text) {
+int64_t resolveRunRef(const Store& store, const std::string& text) {
+  const bool is_id = !text.empty() && text.size() < 19 &&
+                     std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (is_id) {
+    const int64_t id = std::atoll(text.c_str());
+    if (!store.run(id)) throw BadInput("no run " + text + " in " + store.path());
+    return id;
+  }
   if (text.empty() || text == "latest") {
     const std::vector<RunRecord> runs = store.runs();
     if (runs.empty()) throw BadInput(store.path() + " holds no run yet");
     return runs.front().id;
   }
-  char* end = nullptr;
-  const long long id = std::strtoll(text.c_str(), &end, 10);
-  if (!end || *end != '\0' || id <= 0) {
-    throw BadInput("'" + text + "' is not a run id (a positive number, or latest)");
-  }
-  return id;
+  if (const auto named = store.baseline(text)) return *named;
+  for (const RunRecord& run : store.runs())  // newest first
+    if (run.tag == text) return run.id;
+  std::string known;
+  for (const auto& [name, run] : store.baselines())
+    known += (known.empty() ? "" : ", ") + name;
+  throw BadInput("'" + text + "' is no run id, baseline or tag in " + store.path() +
+                 (known.empty() ? " (no baselines named yet)" : " (baselines: " + known + ")"));
 }
 
 }  // namespace synk::harness

@@ -24,7 +24,9 @@ RunData loadRun(const Store& store, int64_t run_id);
 // "running" runs whose writer is gone (killed, crashed, the machine rebooted) show as failed.
 std::string effectiveStatus(const RunRecord& run);
 
-// "8" -> 8; "latest" or "" -> the newest run. Throws BadInput.
-int64_t resolveRunId(const Store& store, const std::string& text);
+// A run reference, as every command takes one: "12" (a run id), "latest" or "" (the newest run),
+// a baseline's name, or a tag (its newest run), tried in that order. Throws BadInput naming what
+// was looked for and the baselines there are.
+int64_t resolveRunRef(const Store& store, const std::string& text);
 
 }  // namespace synk::harness

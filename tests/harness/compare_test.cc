@@ -149,6 +149,31 @@ TEST_CASE("compare: another configuration names the settings that differ", "[har
   CHECK(c.points[0].result.reason == "another configuration: +model.lr = 0.5");
 }
 
+TEST_CASE("compare: another configuration leads with what changes the computation", "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("c.db"), Store::Mode::Write);
+  const std::vector<double> v = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
+  SyntheticPoint a = point("1", v), b = point("1", v);
+  a.key = "key-a";
+  b.key = "key-b";
+  RunRecord before = syntheticRun("toy", "c1", "t1"), after = syntheticRun("toy", "c2", "t2");
+  before.config_resolved +=
+      "experiment.repetitions = 5\nexperiment.steps = 20\nexperiment.warmup = 5\n"
+      "experiment.seed = 1\nexperiment.timeout = 600\nmodel.lr = 0.1\n";
+  after.config_resolved +=
+      "experiment.repetitions = 3\nexperiment.steps = 10\nexperiment.warmup = 2\n"
+      "experiment.seed = 2\nexperiment.timeout = 60\nmodel.lr = 0.5\n";
+  const int64_t first = storeRun(store, before, {a});
+  const int64_t second = storeRun(store, after, {b});
+  const RunCompare c = compareRuns(store, first, second, {});
+  // model.lr sorts after the experiment.* keys but explains the new key: it comes first, and
+  // the measurement settings beyond four are named, not hidden.
+  CHECK(c.points[0].result.reason ==
+        "another configuration: model.lr: 0.1 -> 0.5; experiment.repetitions: 5 -> 3; "
+        "experiment.seed: 1 -> 2; experiment.steps: 20 -> 10; and 2 more "
+        "(experiment.timeout, experiment.warmup)");
+}
+
 TEST_CASE("compare: a missing point, a failed point or an unfinished run is incomplete (exit 3)",
           "[harness]") {
   TempDir dir;
