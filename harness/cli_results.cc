@@ -18,6 +18,8 @@ namespace po = boost::program_options;
 struct ReadFlags {
   std::string db = kDefaultDatabase;
   std::string run, scaling;
+  bool exclude_throttled = false;
+  SummaryOptions summary() const { return {.exclude_throttled = exclude_throttled}; }
 };
 
 po::options_description readOptions(const char* title, ReadFlags& flags) {
@@ -25,7 +27,9 @@ po::options_description readOptions(const char* title, ReadFlags& flags) {
   options.add_options()("help,h", "this help")("db", po::value(&flags.db),
                                                "the result database (default results/synk.db)")(
       "run", po::value(&flags.run), "a run id, latest, a baseline or a tag (default: latest)")(
-      "scaling", po::value(&flags.scaling), "weak or strong (default: the run's)");
+      "scaling", po::value(&flags.scaling), "weak or strong (default: the run's)")(
+      "exclude-throttled", po::bool_switch(&flags.exclude_throttled),
+      "leave repetitions during which a GPU throttled out of the statistics");
   return options;
 }
 
@@ -52,7 +56,7 @@ int showCommand(const std::vector<std::string>& args, const std::string&) {
   if (printedHelp(values, options, "show [RUN] [--db PATH] [--scaling weak|strong]"))
     return kExitOk;
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const RunData data = loadRun(store, resolveRunRef(store, flags.run));
+  const RunData data = loadRun(store, resolveRunRef(store, flags.run), flags.summary());
   printRunContext(stdout, data);
   std::printf("\n");
   printRunTable(stdout, data, scalingOf(flags, data));
@@ -73,7 +77,7 @@ int reportCommand(const std::vector<std::string>& args, const std::string&) {
     return kExitOk;
   if (html.empty()) throw BadInput("where to? synk-bench report [RUN] --html FILE");
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const RunData data = loadRun(store, resolveRunRef(store, flags.run));
+  const RunData data = loadRun(store, resolveRunRef(store, flags.run), flags.summary());
   std::string sections;
   if (!compare.empty()) sections += compareSection(store, compare, data.run.id);
   if (history) sections += historySection(store, data.run.experiment);
@@ -103,7 +107,7 @@ int exportCommand(const std::vector<std::string>& args, const std::string&) {
     out = file.get();
   }
   if (json) {
-    exportJson(out, store, run);
+    exportJson(out, store, run, flags.summary());
   } else {
     exportCsv(out, store, run);
   }

@@ -164,23 +164,42 @@ std::string machineDifference(const RunRecord& a, const RunRecord& b) {
   return out;
 }
 
-std::string pointLabel(const std::map<std::string, std::string>& axes) {
-  std::string head, rest;
-  for (const auto& [name, value] : axes) {
-    if (name == "backend" || name == "benchmark")
-      head += (head.empty() ? "" : " ") + value;
-    else
-      rest += " " + name + "=" + value;
-  }
-  return head.empty() && !rest.empty() ? rest.substr(1) : head + rest;
-}
 
 std::vector<double> repetitionValues(const Store& store, const PointRecord& point,
-                                     const std::string& kind) {
-  const std::vector<SampleRecord> samples = store.samples(point.id);
-  if (kind == "collectives") return slowestRankRepetitionMedians(samples);
-  return summarizePoint(samples, store.repetitions(point.id)).repetition_medians;
+                                     const std::string& kind, const SummaryOptions& options) {
+  std::vector<SampleRecord> samples = store.samples(point.id);
+  const std::vector<RepetitionRecord> repetitions = store.repetitions(point.id);
+  if (kind == "collectives") {
+    if (options.exclude_throttled) {
+      const std::vector<int> throttled = throttledRepetitions(repetitions);
+      std::erase_if(samples, [&](const SampleRecord& s) {
+        return std::find(throttled.begin(), throttled.end(), s.repetition) != throttled.end();
+      });
+    }
+    return slowestRankRepetitionMedians(samples);
+  }
+  return summarizePoint(samples, repetitions, options).repetition_medians;
 }
+
+namespace {
+
+// A train point's joules per sample (median energy per step of every GPU it used, over the
+// rows one step processes), where NVML measured it.
+std::optional<double> joulesPerSample(const Store& store, const RunRecord& run,
+                                      const PointRecord& point, const SummaryOptions& options) {
+  if (run.kind != "train") return std::nullopt;
+  const PointSummary s = summarizePoint({}, store.repetitions(point.id), options);
+  const auto axis = [&](const char* name) {
+    const auto found = point.axes.find(name);
+    return found == point.axes.end() ? int64_t{0} : std::atoll(found->second.c_str());
+  };
+  const int64_t rows =
+      runScaling(run) == Scaling::Weak ? axis("batch") * axis("ranks") : axis("batch");
+  if (!s.energy_per_step_j || rows <= 0) return std::nullopt;
+  return *s.energy_per_step_j / double(rows);
+}
+
+}  // namespace
 
 int RunCompare::count(Verdict verdict) const {
   return static_cast<int>(std::count_if(points.begin(), points.end(), [&](const PointCompare& p) {
@@ -273,8 +292,11 @@ RunCompare compareRuns(const Store& store, int64_t baseline, int64_t candidate,
     if (cand) row.candidate_key = cand->key;
     if (base && cand && s.incomparable.empty()) {
       row.forced = base->key != cand->key;
-      row.baseline_values = s.baseline = repetitionValues(store, *base, b.kind);
-      row.candidate_values = s.candidate = repetitionValues(store, *cand, c.kind);
+      const SummaryOptions summary{.exclude_throttled = options.exclude_throttled};
+      row.baseline_values = s.baseline = repetitionValues(store, *base, b.kind, summary);
+      row.candidate_values = s.candidate = repetitionValues(store, *cand, c.kind, summary);
+      row.baseline_joules_per_sample = joulesPerSample(store, b, *base, summary);
+      row.candidate_joules_per_sample = joulesPerSample(store, c, *cand, summary);
     }
     samples.push_back(std::move(s));
     rc.points.push_back(std::move(row));

@@ -8,6 +8,7 @@
 #include "synk/harness/child.h"
 #include "synk/harness/collectives_runner.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/machine_load.h"
 #include "synk/harness/outcome.h"
 #include "synk/harness/progress.h"
 #include "synk/harness/runner.h"
@@ -48,6 +49,7 @@ RunRecord contextRecord(const MachineContext& m) {
   run.boot_id = me.boot_id;
   run.process_start = me.start;
   run.env = relevantEnvironment();
+  run.conditions = loadConditions(m.usable_cpus);
   return run;
 }
 
@@ -172,8 +174,10 @@ class Sweep {
       progress_.begin(
           label + " · rep " + std::to_string(rep + 1) + "/" + std::to_string(e_.repetitions),
           runnable);
+      const CpuTimes before = cpuTimesNow();
       const ChildResult child = runChild(
           [&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_, deadline);
+      const std::optional<double> other_cpu = otherCpus(before, cpuTimesNow());
       progress_.end();
       if (stop_.requested() || child.killed) {
         interrupted_ = true;
@@ -209,7 +213,10 @@ class Sweep {
       for (PointOutcome& p : outcome.points) {
         if (p.status == "interrupted") interrupted_ = true;
         Accumulated& a = acc.at(p.point);
-        a.repetitions.push_back({rep, outcome.startup_ns, p.steps, p.status, p.message});
+        RepetitionRecord record{rep, outcome.startup_ns, p.steps, p.status, p.message};
+        record.other_cpu = other_cpu;
+        record.gpus = p.gpus;
+        a.repetitions.push_back(std::move(record));
         for (SampleRecord& s : p.samples) {
           s.repetition = rep;
           a.samples.push_back(s);
