@@ -284,7 +284,7 @@ CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks,
 }
 
 bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times, int64_t& wrong,
-                       std::string& failure) {
+                       std::string& failure, std::vector<GpuReading>* gpus) {
   Barrier& barrier = side.group.barrier();
   Waiter waiter = side.group.commandWaiter("collective " + p.op);
   Bench bench(side, p);
@@ -304,6 +304,8 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
   for (int i = 0; i < p.warmup; ++i)
     bench.run(waiter);
   bench.finish(waiter);
+  GpuTelemetry::Mark mark;
+  if (side.telemetry) mark = side.telemetry->mark();  // the others wait at the barrier
   barrier.arrive(waiter, BarrierSite::CommandStart);
   if (p.back_to_back) {
     // nccl-tests' BenchTime: the calls are issued back to back (a cuda rank enqueues them on its
@@ -327,6 +329,7 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
     }
   }
+  if (side.telemetry && gpus) *gpus = side.telemetry->since(mark);
   wrong = 0;
   for (int c = 0; c < p.checks; ++c) {
     barrier.arrive(waiter, BarrierSite::CommandStart);  // nobody still reads the last results

@@ -19,6 +19,7 @@
 #include "synk/core/process_group.h"
 #include "synk/core/reduce_op.h"
 #include "synk/core/shm_heap.h"
+#include "synk/harness/gpu_telemetry.h"
 
 namespace synk::harness {
 
@@ -54,6 +55,9 @@ struct RankSide {
   ShmHeap& heap;
   Backend& backend;
   bool native;  // NCCL (cuda) rather than host-staged
+  // The master's GPU telemetry (null elsewhere or without): read around the timed iterations,
+  // while the other ranks wait at the barrier that starts them.
+  const GpuTelemetry* telemetry = nullptr;
 };
 
 // Every rank calls it with the same params, in step. Writes timesPerRank(params) times (ns per
@@ -61,7 +65,9 @@ struct RankSide {
 // checks into `wrong`. Throws
 // on failure; `agree` ranks first agree (a barrier) that every rank could allocate its buffers.
 // Returns false when some rank could not (the point fails on every rank alike).
+// With side.telemetry, `gpus` receives one reading per GPU over the timed iterations.
 bool measureCollective(RankSide& side, const CollectiveParams& params, int64_t* times,
-                       int64_t& wrong, std::string& failure);
+                       int64_t& wrong, std::string& failure,
+                       std::vector<GpuReading>* gpus = nullptr);
 
 }  // namespace synk::harness

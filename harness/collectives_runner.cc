@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "synk/collectives/registry.h"
@@ -57,6 +58,8 @@ struct Job {
   const StopWord& stop;
   Clock::time_point ready{};  // the master saw every rank's backend ready
   bool interrupted = false;
+  std::vector<int> telemetry_gpus;                 // CUDA ordinals NVML reads (master)
+  std::vector<std::vector<GpuReading>> readings;   // master: per point, its telemetry
 };
 
 CollectiveParams paramsOf(const Experiment& e, const Point& p) {
@@ -95,7 +98,13 @@ void rankMain(ProcessGroup& group, Job& job) {
     Waiter ready = group.commandWaiter("every rank's backend");
     group.barrier().arrive(ready, BarrierSite::Startup);
     if (group.isMaster()) job.ready = Clock::now();
-    RankSide side{group, *heap, *backend, job.native};
+    // The master loads NVML now: every rank is forked (gpu_telemetry.h).
+    std::optional<GpuTelemetry> telemetry;
+    if (group.isMaster() && !job.telemetry_gpus.empty()) {
+      telemetry = GpuTelemetry::open(job.telemetry_gpus);
+      job.readings.resize(job.points.size());
+    }
+    RankSide side{group, *heap, *backend, job.native, telemetry ? &*telemetry : nullptr};
     for (; k < job.points.size(); ++k) {
       // The master decides whether to go on, and every rank follows (they stay in step).
       Waiter go = group.commandWaiter("the next point");
@@ -108,7 +117,8 @@ void rankMain(ProcessGroup& group, Job& job) {
       std::string failure;
       try {
         const bool ok = measureCollective(side, paramsOf(job.e, *job.points[k]), slot.times,
-                                          slot.wrong, failure);
+                                          slot.wrong, failure,
+                                          telemetry ? &job.readings[k] : nullptr);
         slot.status = ok ? 1 : 2;
       } catch (const std::exception& e) {
         failure = e.what();
@@ -166,6 +176,7 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
     }
   }
   out.steps = job.e.steps;
+  if (k < job.readings.size()) out.gpus = job.readings[k];
   if (out.status == "ok" && out.wrong > 0) {
     out.status = "wrong";
     out.message = std::to_string(out.wrong) + " wrong element(s)";
@@ -176,7 +187,8 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
 }  // namespace
 
 JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const Point*>& points,
-                                    int /*repetition*/, const StopWord& stop) {
+                                    int /*repetition*/, const StopWord& stop,
+                                    const std::vector<int>& telemetry_gpus) {
   JobOutcome outcome;
   std::vector<const Point*> runnable;
   for (const Point* p : points) {
@@ -196,6 +208,7 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
             factory->bindsDevices() ? factory->deviceCount() : 0,
             results,
             stop};
+    job.telemetry_gpus = telemetry_gpus;
     factory->checkBeforeFork();
     ProcessGroupOptions options;
     options.n_ranks = first.ranks;

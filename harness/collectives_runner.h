@@ -13,8 +13,11 @@
 
 namespace synk::harness {
 
+// `telemetry_gpus`: the CUDA ordinals whose NVML telemetry each point records over its timed
+// iterations (gpu_telemetry.h); empty for none.
 JobOutcome runCollectivesRepetition(const Experiment& experiment,
                                     const std::vector<const Point*>& points, int repetition,
-                                    const StopWord& stop);
+                                    const StopWord& stop,
+                                    const std::vector<int>& telemetry_gpus = {});
 
 }  // namespace synk::harness

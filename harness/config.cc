@@ -223,6 +223,8 @@ std::map<std::string, Handler> commonKeys() {
        [](Experiment& e, const Reader& r) { e.seed = uint64_t(r.integer(0, INT64_MAX)); }},
       {"experiment.oversubscribe",
        [](Experiment& e, const Reader& r) { e.oversubscribe = r.boolean(); }},
+      {"experiment.gpu_telemetry",
+       [](Experiment& e, const Reader& r) { e.gpu_telemetry = r.oneOf({"used", "all", "none"}); }},
       {"axes.ranks", [](Experiment& e, const Reader& r) { e.axes.ranks = r.intAxis(1); }},
       {"compare.min_change",
        [](Experiment& e, const Reader& r) { e.compare.min_change = r.number(0); }},

@@ -5,7 +5,8 @@
 //
 //   [experiment]  name, description, kind (train | collectives), repetitions, warmup,
 //                 warmup_time, steps, min_time, max_steps, timeout, repetition_timeout, seed,
-//                 oversubscribe, scaling (weak | strong)                          (both kinds)
+//                 oversubscribe, scaling (weak | strong), gpu_telemetry (used | all |
+//                 none: whose clocks, power and energy NVML records)                 (both kinds)
 //                 plugin, function | step, check                                 (train)
 //                 check, blocking, timing (batch | iteration)                    (collectives)
 //   [model]       any key: a model option passed to Session::load (plugin-defined)
@@ -110,6 +111,8 @@ struct Experiment {
   double repetition_timeout = 3600;  // seconds: a repetition still running then is killed
   uint64_t seed = 1;
   bool oversubscribe = false;  // run CPU points with more ranks than hardware threads
+  // Which GPUs' telemetry (NVML) each repetition records: used (the point's), all, none.
+  std::string gpu_telemetry = "used";
   Scaling scaling = Scaling::Weak;
 
   // train

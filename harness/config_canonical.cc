@@ -44,6 +44,7 @@ std::string Experiment::canonical() const {
       {"experiment.repetition_timeout", numberText(repetition_timeout)},
       {"experiment.seed", std::to_string(seed)},
       {"experiment.oversubscribe", oversubscribe ? "true" : "false"},
+      {"experiment.gpu_telemetry", gpu_telemetry},
       {"axes.ranks", listText(axes.ranks)},
       {"axes.backend", listText(axes.backend)},
       {"compare.min_change", numberText(compare.min_change)},

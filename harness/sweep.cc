@@ -8,6 +8,7 @@
 #include "synk/harness/child.h"
 #include "synk/harness/collectives_runner.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/gpu_telemetry.h"
 #include "synk/harness/machine_load.h"
 #include "synk/harness/outcome.h"
 #include "synk/harness/progress.h"
@@ -85,11 +86,12 @@ using JobBody = std::function<JobOutcome(int repetition)>;
 
 class Sweep {
  public:
-  Sweep(const Experiment& e, const Plan& plan, Store& store, int64_t run_id)
+  Sweep(const Experiment& e, const Plan& plan, Store& store, int64_t run_id, int gpus)
       : e_(e),
         plan_(plan),
         store_(store),
         run_id_(run_id),
+        gpus_(gpus),
         progress_(plan.runnable() * e.repetitions) {}
 
   SweepSummary run() {
@@ -107,11 +109,13 @@ class Sweep {
         }
         continue;
       }
+      const std::vector<int> telemetry = telemetryGpus(points.front()->backend,
+                                                       points.front()->ranks, gpus_, e_.gpu_telemetry);
       runJob(points, [&](int rep) -> JobOutcome {
         if (e_.kind == ExperimentKind::Train) {
-          return runTrainRepetition(e_, *points.front(), rep, plugin, stop_);
+          return runTrainRepetition(e_, *points.front(), rep, plugin, stop_, telemetry);
         }
-        return runCollectivesRepetition(e_, points, rep, stop_);
+        return runCollectivesRepetition(e_, points, rep, stop_, telemetry);
       });
     }
     installStopHandlers(nullptr);
@@ -241,6 +245,7 @@ class Sweep {
   const Plan& plan_;
   Store& store_;
   int64_t run_id_;
+  int gpus_;  // GPUs the cuda backend sees: telemetry maps a point's ranks onto them
   StopWord stop_;
   Progress progress_;
   bool interrupted_ = false;
@@ -321,9 +326,20 @@ void validateExperiment(const Experiment& e, const Plan& plan) {
 SweepSummary runSweep(const Experiment& e, const Plan& plan, const MachineContext& machine,
                       Store& store, const SweepOptions& options) {
   RunRecord run = runRecord(e, machine, options);
+  // GPU telemetry: probed once (in a child: this process forks), said once when absent.
+  const bool gpu_points = std::any_of(plan.points.begin(), plan.points.end(), [&](const Point& p) {
+    return !p.skipped && !telemetryGpus(p.backend, p.ranks, machine.gpu_count, e.gpu_telemetry).empty();
+  });
+  if (gpu_points) {
+    run.telemetry = probeGpuTelemetry();
+    if (run.telemetry.rfind("no NVML", 0) == 0) {
+      std::fprintf(stderr, "synk-bench: no GPU telemetry (%s): clock, power and energy columns "
+                           "are left out\n", run.telemetry.c_str());
+    }
+  }
   store.beginRun(run);
   try {
-    Sweep sweep(e, plan, store, run.id);
+    Sweep sweep(e, plan, store, run.id, machine.gpu_count);
     SweepSummary summary = sweep.run();
     store.endRun(run.id, summary.status, summary.describe());
     return summary;

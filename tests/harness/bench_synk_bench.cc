@@ -7,7 +7,10 @@
 //      many short rounds so that load from other processes hits both sides alike;
 //      and, without a real step's noise, the loop's own cost per step in nanoseconds;
 //   2. storing a million samples: one Store::addPoint of 10^6 rows into a fresh database, median
-//      of several rounds, and reading them back.
+//      of several rounds, and reading them back;
+//   3. GPU telemetry: what the two NVML reads of a point's repetition cost (every GPU NVML sees;
+//      the real libnvidia-ml.so.1, or SYNK_NVML_LIBRARY), taken outside the timed steps, and
+//      that cost spread over a repetition of 20 steps of 100 us.
 //   bench_synk_bench [--rounds R] [--steps N] [--ranks K] [--batch B] [--dir DIR]
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 
 #include "synk/harness/child.h"
 #include "synk/harness/config.h"
+#include "synk/harness/gpu_telemetry.h"
 #include "synk/harness/inputs.h"
 #include "synk/harness/runner.h"
 #include "synk/harness/stats.h"
@@ -168,11 +172,35 @@ void storeMillion(const Args& a) {
       summarize(writes).min, summarize(writes).max, median(reads));
 }
 
+void telemetryCost() {
+  const GpuTelemetry telemetry = GpuTelemetry::open({kAllGpus});
+  if (!telemetry.available()) {
+    std::printf("GPU telemetry: %s (nothing to measure)\n", telemetry.status().c_str());
+    return;
+  }
+  size_t gpus = 0;
+  std::vector<double> pairs;
+  for (int round = 0; round < 201; ++round) {
+    const auto t0 = Clock::now();
+    const GpuTelemetry::Mark mark = telemetry.mark();
+    gpus = telemetry.since(mark).size();
+    pairs.push_back(seconds(Clock::now() - t0));
+  }
+  constexpr double kStep = 100e-6, kSteps = 20;
+  std::printf("GPU telemetry (%s, %zu GPU(s)): the two reads of a repetition cost median %.1f us "
+              "(max %.1f), outside the timed steps; spread over 20 steps of 100 us: %.3f %% a "
+              "step\n",
+              telemetry.status().c_str(), gpus, median(pairs) * 1e6, summarize(pairs).max * 1e6,
+              median(pairs) / (kSteps * kStep) * 100);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   storeMillion(a);
+  telemetryCost();
   loopCost();
   if (std::getenv("SYNK_BENCH_STORE_ONLY")) return 0;
   stepOverhead(a, "train_step", 64);
