@@ -100,7 +100,11 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
     if (with_clock > 0) clock.push_back(mhz / with_clock);
   }
   if (measured > 0) s.other_cpu = other / measured;
-  if (!energy.empty()) s.energy_per_step_j = median(energy);
+  if (!energy.empty()) {
+    s.energy_per_step_j = median(energy);
+    s.energy_min_j = *std::min_element(energy.begin(), energy.end());
+    s.energy_max_j = *std::max_element(energy.begin(), energy.end());
+  }
   if (!power.empty()) s.power_w = median(power);
   if (!clock.empty()) s.sm_mhz = median(clock);
   if (!compute.empty()) s.compute_s = median(std::move(compute));
@@ -108,7 +112,11 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
   for (const RepetitionRecord& r : repetitions) {
     if (r.startup_ns > 0) startup.push_back(seconds(r.startup_ns));
   }
-  if (!startup.empty()) s.startup_s = median(std::move(startup));
+  if (!startup.empty()) {
+    s.startup_min_s = *std::min_element(startup.begin(), startup.end());
+    s.startup_max_s = *std::max_element(startup.begin(), startup.end());
+    s.startup_s = median(std::move(startup));
+  }
   return s;
 }
 

@@ -36,6 +36,8 @@ struct PointSummary {
   // point used per timed step (train) or iteration (collectives), their summed power, their
   // mean SM clock; how many repetitions throttled and how many were left out for it.
   std::optional<double> energy_per_step_j, power_w, sm_mhz;
+  double energy_min_j = 0, energy_max_j = 0;    // per step, over the repetitions
+  double startup_min_s = 0, startup_max_s = 0;  // over the repetitions
   int gpu_repetitions = 0, throttled_repetitions = 0, excluded_repetitions = 0;
 };
 

@@ -119,6 +119,29 @@ int StopWord::level() const noexcept {
   return static_cast<int>(atomicWord(word_).load(std::memory_order_relaxed));
 }
 
+SharedCounter::SharedCounter() {
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + strerror(errno));
+  word_ = static_cast<uint32_t*>(page);
+  *word_ = 0;
+}
+
+SharedCounter::~SharedCounter() {
+  munmap(word_, 4096);
+}
+
+void SharedCounter::reset() noexcept {
+  atomicWord(word_).store(0);
+}
+
+void SharedCounter::add(uint32_t n) noexcept {
+  atomicWord(word_).fetch_add(n);
+}
+
+uint32_t SharedCounter::value() const noexcept {
+  return atomicWord(word_).load(std::memory_order_relaxed);
+}
+
 bool childShouldStop(const StopWord& stop) noexcept {
   return g_child_signalled != 0 || stop.requested();
 }
@@ -142,7 +165,7 @@ bool writeAll(int fd, const std::string& bytes) {
 }
 
 ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
-                     std::chrono::milliseconds deadline) {
+                     std::chrono::milliseconds deadline, const std::function<void()>& tick) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
   std::fflush(nullptr);  // nothing buffered twice
@@ -180,6 +203,7 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
       break;
     }
     pollfd watch{fds[0], POLLIN, 0};
+    if (tick) tick();
     if (poll(&watch, 1, 50) <= 0) continue;  // 50 ms: how soon a hard stop or deadline acts
     char buf[1 << 16];
     const ssize_t n = read(fds[0], buf, sizeof buf);

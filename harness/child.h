@@ -36,6 +36,23 @@ class StopWord {
   uint32_t* word_;
 };
 
+// A counter in shared memory inherited by every child: a child counts the points it finished,
+// the parent shows them in its progress line while the child runs (a collectives job measures
+// a whole size sweep in one child).
+class SharedCounter {
+ public:
+  SharedCounter();
+  ~SharedCounter();
+  SharedCounter(const SharedCounter&) = delete;
+  SharedCounter& operator=(const SharedCounter&) = delete;
+  void reset() noexcept;
+  void add(uint32_t n = 1) noexcept;
+  uint32_t value() const noexcept;
+
+ private:
+  uint32_t* word_;
+};
+
 // In a child: whether it should stop (its parent asked, or it was sent SIGTERM / SIGINT).
 bool childShouldStop(const StopWord& stop) noexcept;
 
@@ -51,9 +68,11 @@ struct ChildResult {
 
 // Forks a child that runs body(report_fd) and exits with its return value (without running this
 // process's atexit handlers or destructors). Collects what it writes to report_fd until it ends,
-// the deadline passes, or a hard stop is requested.
+// the deadline passes, or a hard stop is requested. `tick`, when given, runs in this process
+// about every 50 ms while the child runs (to redraw a progress line).
 ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
-                     std::chrono::milliseconds deadline);
+                     std::chrono::milliseconds deadline,
+                     const std::function<void()>& tick = {});
 
 // Writes all of `bytes` to fd (retrying short writes); false if the reader is gone.
 bool writeAll(int fd, const std::string& bytes);

@@ -46,8 +46,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run", "run EXPERIMENT.ini [--db PATH] [--tag NAME] [--set KEY=VALUE]... [--html FILE]",
        "run an experiment's sweep, store every sample, print its table", runCommand},
-      {"plan", "plan EXPERIMENT.ini [--set KEY=VALUE]...",
-       "list the points an experiment would run here, and which it would skip and why",
+      {"plan", "plan EXPERIMENT.ini [--set KEY=VALUE]... [--db PATH]",
+       "the points an experiment would run here, which it would skip and why, and how long",
        planCommand},
       {"collectives",
        "collectives --op OP --backend B[,B] --ranks N -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP "
@@ -61,6 +61,9 @@ const std::vector<Command>& commands() {
        "write a run's self-contained HTML report", reportCommand},
       {"export", "export [RUN] --json|--csv [--output FILE] [--db PATH]",
        "every point and sample of a run as JSON or CSV", exportCommand},
+      {"site", "site DIR [--db PATH]",
+       "a static site over the database: runs, experiments with history, comparisons",
+       siteCommand},
       {"compare", "compare BASELINE CANDIDATE [--db PATH] [--strict] [--force] [--json]",
        "did the candidate regress? per point: change, Mann-Whitney, verdict; exit 1 if so",
        compareCommand},

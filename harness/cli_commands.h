@@ -17,6 +17,7 @@ int listCommand(const std::vector<std::string>& args, const std::string& command
 int showCommand(const std::vector<std::string>& args, const std::string& command_line);
 int reportCommand(const std::vector<std::string>& args, const std::string& command_line);
 int exportCommand(const std::vector<std::string>& args, const std::string& command_line);
+int siteCommand(const std::vector<std::string>& args, const std::string& command_line);
 int compareCommand(const std::vector<std::string>& args, const std::string& command_line);
 int baselineCommand(const std::vector<std::string>& args, const std::string& command_line);
 int historyCommand(const std::vector<std::string>& args, const std::string& command_line);

@@ -1,4 +1,4 @@
-// The commands that read stored results: list, show, report, export.
+// The commands that read stored results: list, show, report, export, site.
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "synk/harness/export.h"
 #include "synk/harness/report_html.h"
 #include "synk/harness/report_text.h"
+#include "synk/harness/site.h"
 
 namespace synk::harness {
 namespace {
@@ -111,6 +112,21 @@ int exportCommand(const std::vector<std::string>& args, const std::string&) {
   } else {
     exportCsv(out, store, run);
   }
+  return kExitOk;
+}
+
+int siteCommand(const std::vector<std::string>& args, const std::string&) {
+  std::string db = kDefaultDatabase, dir;
+  po::options_description options("site options");
+  options.add_options()("help,h", "this help")("dir", po::value(&dir), "the folder to write")(
+      "db", po::value(&db), "the result database (default results/synk.db)");
+  const po::variables_map values = parseArgs("site", args, options, {"dir"});
+  if (printedHelp(values, options, "site DIR [--db PATH]")) return kExitOk;
+  if (dir.empty()) throw BadInput("where to? synk-bench site DIR");
+  const Store store = Store::open(db, Store::Mode::Read);
+  const SiteSummary s = writeSite(store, dir);
+  std::printf("%s/index.html: %d run(s) of %d experiment(s), %d page(s)\n", dir.c_str(), s.runs,
+              s.experiments, s.pages);
   return kExitOk;
 }
 

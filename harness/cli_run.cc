@@ -2,10 +2,12 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
+#include <filesystem>
 
 #include "synk/harness/cli_commands.h"
 #include "synk/harness/context.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/estimate.h"
 #include "synk/harness/plan.h"
 #include "synk/harness/report_html.h"
 #include "synk/harness/report_text.h"
@@ -78,12 +80,13 @@ int runCommand(const std::vector<std::string>& args, const std::string& command_
 }
 
 int planCommand(const std::vector<std::string>& args, const std::string&) {
-  std::string file;
+  std::string file, db = kDefaultDatabase;
   std::vector<std::string> sets;
   po::options_description options("plan options");
   options.add_options()("help,h", "this help")(
       "experiment", po::value(&file), "the experiment file")("set", po::value(&sets)->composing(),
-                                                             "override a config key");
+                                                             "override a config key")(
+      "db", po::value(&db), "earlier runs to estimate the time from (default results/synk.db)");
   const po::variables_map values = parseArgs("plan", args, options, {"experiment"});
   if (printedHelp(values, options, "plan EXPERIMENT.ini [--set KEY=VALUE]...")) return kExitOk;
   if (file.empty()) throw BadInput("which experiment? synk-bench plan experiments/quickstart.ini");
@@ -93,6 +96,13 @@ int planCommand(const std::vector<std::string>& args, const std::string&) {
   std::printf("%s (%s): %zu point(s), %d runnable here, %d repetition(s) each\n", e.name.c_str(),
               kindName(e.kind), plan.points.size(), plan.runnable(), e.repetitions);
   printPlan(stdout, plan);
+  // The time it will take, from earlier runs of the same points (none: said so).
+  if (std::filesystem::exists(db)) {
+    const Store store = Store::open(db, Store::Mode::Read);
+    std::printf("time: %s\n", estimatePlan(e, plan, store).describe(db).c_str());
+  } else {
+    std::printf("time: no estimate: no database at %s to take earlier runs from\n", db.c_str());
+  }
   return kExitOk;
 }
 

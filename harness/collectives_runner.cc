@@ -60,6 +60,7 @@ struct Job {
   bool interrupted = false;
   std::vector<int> telemetry_gpus;                 // CUDA ordinals NVML reads (master)
   std::vector<std::vector<GpuReading>> readings;   // master: per point, its telemetry
+  SharedCounter* points_done = nullptr;            // master counts finished points here
 };
 
 CollectiveParams paramsOf(const Experiment& e, const Point& p) {
@@ -125,6 +126,7 @@ void rankMain(ProcessGroup& group, Job& job) {
         slot.status = 2;
       }
       std::strncpy(slot.message, failure.c_str(), kMessageBytes - 1);
+      if (group.isMaster() && job.points_done) job.points_done->add();
       if (group.aborted()) break;
     }
     Waiter end = group.commandWaiter("the end of the job");
@@ -188,7 +190,8 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
 
 JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const Point*>& points,
                                     int /*repetition*/, const StopWord& stop,
-                                    const std::vector<int>& telemetry_gpus) {
+                                    const std::vector<int>& telemetry_gpus,
+                                    SharedCounter* points_done) {
   JobOutcome outcome;
   std::vector<const Point*> runnable;
   for (const Point* p : points) {
@@ -209,6 +212,7 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
             results,
             stop};
     job.telemetry_gpus = telemetry_gpus;
+    job.points_done = points_done;
     factory->checkBeforeFork();
     ProcessGroupOptions options;
     options.n_ranks = first.ranks;

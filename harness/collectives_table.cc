@@ -62,6 +62,8 @@ std::vector<CollectiveRow> collectiveRows(const RunData& data) {
     cell.reason = p.reason;
     cell.wrong = p.wrong;
     cell.time_s = data.slowest_s[i];
+    cell.time_min_s = data.points[i].summary.spread.min;
+    cell.time_max_s = data.points[i].summary.spread.max;
     if (cell.time_s > 0) {
       cell.algbw = double(row.size) / cell.time_s * 1e-9;
       cell.busbw = cell.algbw * busbwFactorOf(row.op, row.ranks);

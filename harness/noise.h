@@ -5,7 +5,8 @@
 //   * two groups: the values split into a fast and a slow group, each tight, with a gap wider
 //     than either group's own spread (0.8, 0.8, 0.8, 2.6, 2.6 ms: one median of 0.8 ms says
 //     nothing of the slow sessions);
-//   * outliers: modified z-score 0.6745 |x - median| / MAD > 3.5 (Iglewicz and Hoaglin), from 5
+//   * outliers: modified z-score 0.6745 |x - median| / MAD > 3.5 (Iglewicz and Hoaglin) and at
+//     least 10 % from the median (a tight set makes small deviations look extreme), from 5
 //     values up;
 //   * contention: other processes kept CPUs busy that the point's ranks needed.
 // hyperfine and Google Benchmark warn about the same things; they print the warning, so does

@@ -115,7 +115,7 @@ class Sweep {
         if (e_.kind == ExperimentKind::Train) {
           return runTrainRepetition(e_, *points.front(), rep, plugin, stop_, telemetry);
         }
-        return runCollectivesRepetition(e_, points, rep, stop_, telemetry);
+        return runCollectivesRepetition(e_, points, rep, stop_, telemetry, &points_done_);
       });
     }
     installStopHandlers(nullptr);
@@ -179,8 +179,10 @@ class Sweep {
           label + " · rep " + std::to_string(rep + 1) + "/" + std::to_string(e_.repetitions),
           runnable);
       const CpuTimes before = cpuTimesNow();
+      points_done_.reset();
       const ChildResult child = runChild(
-          [&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_, deadline);
+          [&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_, deadline,
+          [&] { progress_.partial(static_cast<int>(points_done_.value())); });
       const std::optional<double> other_cpu = otherCpus(before, cpuTimesNow());
       progress_.end();
       if (stop_.requested() || child.killed) {
@@ -247,6 +249,7 @@ class Sweep {
   int64_t run_id_;
   int gpus_;  // GPUs the cuda backend sees: telemetry maps a point's ranks onto them
   StopWord stop_;
+  SharedCounter points_done_;  // a collectives job's points measured so far (its child counts)
   Progress progress_;
   bool interrupted_ = false;
   SweepSummary summary_;

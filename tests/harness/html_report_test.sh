@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # html_report_test.sh SYNK_BENCH SOURCE_DIR WORK_DIR
 # Loads synk-bench's HTML reports (a train run with a split step, a collectives run, a train run
-# with a compare and its experiment's history over two commits' runs) in headless
-# Chromium: every <svg class="plot"> must have drawn all its data marks (the page's own check
-# writes the counts into <body>), and a screenshot of each page is saved in WORK_DIR.
+# with a compare and its experiment's history over two commits' runs) and every page of the
+# static site over their database (`synk-bench site`) in headless Chromium: every
+# <svg class="plot"> must have drawn all its data marks (the page's own check writes the counts
+# into <body>), and a screenshot of each report is saved in WORK_DIR. A report leads with its
+# headline and lists only the versions there are.
 # Skips (exit 77) without Chromium (Debian: apt-get install chromium; scripts/install-deps).
 set -euo pipefail
 bench=$1 src=$2 work=$3
@@ -35,6 +37,12 @@ must "$bench" run "$src/tests/harness/experiments/toy_scaling.ini" --db "$db" \
 must "$bench" report 3 --html "$work/regression.html" --db "$db" --compare 1 --history
 grep -q '<section id="compare">' "$work/regression.html"
 grep -q '<section id="history">' "$work/regression.html"
+grep -q '<div class="headline"><p>2 CPU ranks: [0-9]* % efficiency' "$work/train.html" ||
+  { echo "train: no headline with the efficiency"; exit 1; }
+grep -q '<div class="headline"><p>all_reduce, 2 ranks: CPU busbw' "$work/collectives.html" ||
+  { echo "collectives: no headline with the busbw"; exit 1; }
+if grep -q '<dd> / \| / </dd>' "$work/train.html"; then echo "train: an empty version"; exit 1; fi
+must "$bench" site "$work/site" --db "$db"
 # The browser is a tool here, not what is tested: on 2 busy cores it may start slowly or crash;
 # it gets a generous deadline and a second try, and a failure says it was the browser.
 chrome=(timeout 300 "$browser" --headless --no-sandbox --disable-gpu --no-first-run
@@ -66,4 +74,18 @@ for page in train collectives regression; do
   done
   [[ -s $work/$page.png ]] || { echo "$page: no screenshot (the browser failed twice)"; exit 1; }
   echo "$page: screenshot $work/$page.png"
+done
+for html in "$work"/site/*.html; do
+  page=site/$(basename "$html")
+  if grep -Eq '(src|href)="https?:' "$html"; then
+    echo "$page: the page loads something from the network"; exit 1
+  fi
+  for target in $( (grep -o 'href="[^"]*"' "$html" || true) | sed 's/href="//; s/"$//' | sort -u); do
+    [[ -f $work/site/$target ]] || { echo "$page: a link to $target, which is not there"; exit 1; }
+  done
+  plots=$( (grep -o '<svg class="plot"' "$html" || true) | wc -l)
+  body=$(dump "file://$html") || { echo "$page: the browser failed twice"; exit 1; }
+  echo "$page: $plots plot(s); browser: $body"
+  [[ $body == *"data-plots=\"$plots\""* ]] || { echo "$page: the browser found another count"; exit 1; }
+  [[ $body == *"data-plots-drawn=\"$plots\""* ]] || { echo "$page: not every plot drew all its marks"; exit 1; }
 done
