@@ -38,7 +38,8 @@ std::map<std::pair<int, int>, int64_t> slowestPerIteration(
 std::vector<int> throttledRepetitions(const std::vector<RepetitionRecord>& repetitions) {
   std::vector<int> out;
   for (const RepetitionRecord& r : repetitions) {
-    if (std::any_of(r.gpus.begin(), r.gpus.end(), [](const GpuReading& g) { return g.throttled(); }))
+    if (std::any_of(r.gpus.begin(), r.gpus.end(),
+                    [](const GpuReading& g) { return g.throttled(); }))
       out.push_back(r.repetition);
   }
   return out;

@@ -71,8 +71,7 @@ struct ChildResult {
 // the deadline passes, or a hard stop is requested. `tick`, when given, runs in this process
 // about every 50 ms while the child runs (to redraw a progress line).
 ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
-                     std::chrono::milliseconds deadline,
-                     const std::function<void()>& tick = {});
+                     std::chrono::milliseconds deadline, const std::function<void()>& tick = {});
 
 // Writes all of `bytes` to fd (retrying short writes); false if the reader is gone.
 bool writeAll(int fd, const std::string& bytes);

@@ -28,11 +28,10 @@ std::string shellQuoted(const std::string& arg) {
 }
 
 void printHelp(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options;\n"
-      "       synk-bench --version)\n\n"
-      "commands:\n");
+  std::fprintf(out,
+               "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options;\n"
+               "       synk-bench --version)\n\n"
+               "commands:\n");
   for (const Command& c : commands())
     std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
   std::fprintf(out,
@@ -62,8 +61,7 @@ const std::vector<Command>& commands() {
       {"export", "export [RUN] --json|--csv [--output FILE] [--db PATH]",
        "every point and sample of a run as JSON or CSV", exportCommand},
       {"site", "site DIR [--db PATH]",
-       "a static site over the database: runs, experiments with history, comparisons",
-       siteCommand},
+       "a static site over the database: runs, experiments with history, comparisons", siteCommand},
       {"compare", "compare BASELINE CANDIDATE [--db PATH] [--strict] [--force] [--json]",
        "did the candidate regress? per point: change, Mann-Whitney, verdict; exit 1 if so",
        compareCommand},

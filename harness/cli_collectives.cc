@@ -16,10 +16,10 @@ namespace {
 namespace po = boost::program_options;
 
 struct Flag {
-  const char* names;   // Boost's "long,s"
-  const char* key;     // the config key it sets
+  const char* names;  // Boost's "long,s"
+  const char* key;    // the config key it sets
   const char* help;
-  std::string value;   // nccl-tests' default where it has one
+  std::string value;  // nccl-tests' default where it has one
 };
 
 // "-n" for "iters,n", "--op" for "op".
@@ -64,8 +64,8 @@ int collectivesCommand(const std::vector<std::string>& args, const std::string& 
   for (Flag& f : table)
     options.add_options()(f.names, po::value(&f.value), f.help);
   options.add_options()("minbytes,b", po::value(&min_bytes), "smallest size (K, M, G suffixes)")(
-      "maxbytes,e", po::value(&max_bytes), "largest size")(
-      "stepfactor,f", po::value(&factor), "multiply the size by this (default 2)")(
+      "maxbytes,e", po::value(&max_bytes), "largest size")("stepfactor,f", po::value(&factor),
+                                                           "multiply the size by this (default 2)")(
       "stepbytes,i", po::value(&step_bytes), "add this to the size instead")(
       "blocking,z", po::value(&blocking),
       "1: a barrier and a synchronisation around every timed iteration (nccl-tests -z 1)")(
@@ -91,15 +91,15 @@ int collectivesCommand(const std::vector<std::string>& args, const std::string& 
   std::map<std::string, ConfigEntry> entries;
   for (const Flag& f : table) {
     const bool given = values.count(longName(f.names)) && !values[longName(f.names)].defaulted();
-    entries[f.key] = {f.value, given ? spelling(f.names) + " " + f.value
-                                     : "the default of " + spelling(f.names)};
+    entries[f.key] = {
+        f.value, given ? spelling(f.names) + " " + f.value : "the default of " + spelling(f.names)};
   }
   if (per_iteration) entries["experiment.timing"] = {"iteration", "-I"};
   entries["experiment.blocking"] = {blocking ? "true" : "false", "-z " + std::to_string(blocking)};
   const std::string step = step_bytes.empty() ? "x" + (factor.empty() ? "2" : factor) : step_bytes;
-  const std::string sizes_flag = "-b " + min_bytes + " -e " + max_bytes +
-                                 (step_bytes.empty() ? " -f " + (factor.empty() ? "2" : factor)
-                                                     : " -i " + step_bytes);
+  const std::string sizes_flag =
+      "-b " + min_bytes + " -e " + max_bytes +
+      (step_bytes.empty() ? " -f " + (factor.empty() ? "2" : factor) : " -i " + step_bytes);
   entries["axes.bytes"] = {min_bytes + ":" + max_bytes + ":" + step, sizes_flag};
   const std::string text =
       "# synk-bench collectives, from the command line\n[experiment]\n"

@@ -119,8 +119,8 @@ class Bench {
     const size_t e = shape_.element_bytes;
     const bool gathers = p_.op == "gather" || p_.op == "all_gather";
     send_.emplace(device_, (gathers ? shape_.part : p_.op == "scatter" ? 0 : shape_.total) * e + 1);
-    const bool separate_recv = p_.op == "gather" || p_.op == "all_gather" || p_.op == "scatter" ||
-                               !p_.in_place;
+    const bool separate_recv =
+        p_.op == "gather" || p_.op == "all_gather" || p_.op == "scatter" || !p_.in_place;
     if (separate_recv) {
       const size_t count = p_.op == "scatter" ? shape_.part : shape_.total;
       recv_.emplace(device_, count * e + 1);
@@ -325,8 +325,7 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
       const auto start = Clock::now();
       bench.run(waiter);
       bench.finish(waiter);
-      times[i] =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+      times[i] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
     }
   }
   if (side.telemetry && gpus) *gpus = side.telemetry->since(mark);

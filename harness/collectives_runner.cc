@@ -58,9 +58,9 @@ struct Job {
   const StopWord& stop;
   Clock::time_point ready{};  // the master saw every rank's backend ready
   bool interrupted = false;
-  std::vector<int> telemetry_gpus;                 // CUDA ordinals NVML reads (master)
-  std::vector<std::vector<GpuReading>> readings;   // master: per point, its telemetry
-  SharedCounter* points_done = nullptr;            // master counts finished points here
+  std::vector<int> telemetry_gpus;                // CUDA ordinals NVML reads (master)
+  std::vector<std::vector<GpuReading>> readings;  // master: per point, its telemetry
+  SharedCounter* points_done = nullptr;           // master counts finished points here
 };
 
 CollectiveParams paramsOf(const Experiment& e, const Point& p) {
@@ -117,9 +117,9 @@ void rankMain(ProcessGroup& group, Job& job) {
       Slot& slot = job.results.at(rank, k);
       std::string failure;
       try {
-        const bool ok = measureCollective(side, paramsOf(job.e, *job.points[k]), slot.times,
-                                          slot.wrong, failure,
-                                          telemetry ? &job.readings[k] : nullptr);
+        const bool ok =
+            measureCollective(side, paramsOf(job.e, *job.points[k]), slot.times, slot.wrong,
+                              failure, telemetry ? &job.readings[k] : nullptr);
         slot.status = ok ? 1 : 2;
       } catch (const std::exception& e) {
         failure = e.what();

@@ -136,17 +136,20 @@ void printBlock(std::FILE* out, const RunData& data, const Block& block) {
                    ? "per iteration (each synchronised; time = median of the slowest rank's)"
                    : "back to back (one synchronisation; time = mean per iteration, slowest rank)");
   if (setting(run, "experiment.blocking") == "true") {
-    std::fprintf(out, "# Blocking Enabled: a barrier and a synchronisation around each iteration\n");
+    std::fprintf(out,
+                 "# Blocking Enabled: a barrier and a synchronisation around each iteration\n");
   }
   std::fprintf(out, "#\n");
-  std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
+  std::fprintf(out,
+               "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place  "
+               "        \n",
                "", "", "", "", "");
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
                "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
                "algbw", "busbw", "#wrong");
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
-               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-               "(GB/s)", "");
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+               "");
   int64_t wrong = 0;
   double busbw_sum = 0;
   int busbw_count = 0;

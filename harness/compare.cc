@@ -35,7 +35,7 @@ std::map<std::string, std::string> settings(const std::string& resolved) {
 // timeouts, the seed) after: a note must lead with the setting that explains the difference.
 int importance(const std::string& key) {
   static const std::set<std::string> identity = {
-      "experiment.name",     "experiment.kind",     "experiment.plugin", "experiment.step",
+      "experiment.name",    "experiment.kind",     "experiment.plugin", "experiment.step",
       "experiment.scaling", "experiment.blocking", "experiment.timing"};
   if (key.rfind("experiment.", 0) != 0 || identity.count(key)) return 0;
   return 1;
@@ -48,7 +48,8 @@ std::string configDifference(const RunRecord& a, const RunRecord& b) {
   const auto left = settings(a.config_resolved), right = settings(b.config_resolved);
   std::vector<std::pair<int, std::string>> differ;  // importance, text
   std::vector<std::string> keys;
-  for (const auto& [key, value] : left) keys.push_back(key);
+  for (const auto& [key, value] : left)
+    keys.push_back(key);
   for (const auto& [key, value] : right)
     if (!left.count(key)) keys.push_back(key);
   for (const std::string& key : keys) {
@@ -79,7 +80,7 @@ std::string configDifference(const RunRecord& a, const RunRecord& b) {
       const std::string& t = differ[i].second;
       const size_t end = t.find_first_of(":= ");
       out += (i > kShown ? ", " : "") + t.substr(t[0] == '+' || t[0] == '-' ? 1 : 0,
-                                                  end - (t[0] == '+' || t[0] == '-' ? 1 : 0));
+                                                 end - (t[0] == '+' || t[0] == '-' ? 1 : 0));
     }
     out += ")";
   }
@@ -163,7 +164,6 @@ std::string machineDifference(const RunRecord& a, const RunRecord& b) {
   if (out.empty() && a.machine_key != b.machine_key) out = "machine keys differ";
   return out;
 }
-
 
 std::vector<double> repetitionValues(const Store& store, const PointRecord& point,
                                      const std::string& kind, const SummaryOptions& options) {

@@ -78,11 +78,11 @@ std::string energyText(const PointCompare& p) {
     if (!j) return std::string("-");
     return *j >= 1 ? formatFixed(*j, 2) + " J" : formatFixed(*j * 1e3, 3) + " mJ";
   };
-  std::string out = joules(p.baseline_joules_per_sample) + " -> " +
-                    joules(p.candidate_joules_per_sample);
+  std::string out =
+      joules(p.baseline_joules_per_sample) + " -> " + joules(p.candidate_joules_per_sample);
   if (p.baseline_joules_per_sample && p.candidate_joules_per_sample) {
-    out += " (" + percent(*p.candidate_joules_per_sample / *p.baseline_joules_per_sample - 1, true) +
-           ")";
+    out += " (" +
+           percent(*p.candidate_joules_per_sample / *p.baseline_joules_per_sample - 1, true) + ")";
   }
   return out;
 }
@@ -101,9 +101,9 @@ OrderedJson jsonValues(const std::vector<double>& values) {
 }
 
 OrderedJson jsonRun(const RunRecord& r, const std::string& status) {
-  return {{"run", r.id},       {"experiment", r.experiment}, {"kind", r.kind},
-          {"tag", r.tag},      {"commit", r.commit},         {"dirty", r.dirty},
-          {"status", status},  {"machine_key", r.machine_key}};
+  return {{"run", r.id},      {"experiment", r.experiment},  {"kind", r.kind},
+          {"tag", r.tag},     {"commit", r.commit},          {"dirty", r.dirty},
+          {"status", status}, {"machine_key", r.machine_key}};
 }
 
 OrderedJson jsonSide(const std::vector<double>& values, double median) {
@@ -138,9 +138,9 @@ OrderedJson jsonPoint(const PointCompare& p) {
                      {"exact", r.test.exact},
                      {"min_p", measuredNumber(r.test.min_p)},
                      {"can_reach_significance", r.test.can_reach_significance},
-                     {"baseline_joules_per_sample",
-                      p.baseline_joules_per_sample ? jsonNumber(*p.baseline_joules_per_sample)
-                                                   : OrderedJson(nullptr)},
+                     {"baseline_joules_per_sample", p.baseline_joules_per_sample
+                                                        ? jsonNumber(*p.baseline_joules_per_sample)
+                                                        : OrderedJson(nullptr)},
                      {"candidate_joules_per_sample",
                       p.candidate_joules_per_sample ? jsonNumber(*p.candidate_joules_per_sample)
                                                     : OrderedJson(nullptr)}};
@@ -232,27 +232,26 @@ std::string compareJson(const RunCompare& c) {
   OrderedJson points = OrderedJson::array();
   for (const PointCompare& p : c.points)
     points.push_back(jsonPoint(p));
-  const OrderedJson out = {
-      {"schema", "synk-bench-compare/1"},
-      {"exit", c.exit_code},
-      {"forced", c.forced},
-      {"incomplete", c.incomplete},
-      {"thresholds",
-       {{"q", jsonNumber(t.q)},
-        {"correction", t.strict ? "holm" : "benjamini-hochberg"},
-        {"min_change", jsonNumber(t.min_change)},
-        {"noise_factor", jsonNumber(t.noise_factor)},
-        {"min_repetitions", t.min_repetitions}}},
-      {"baseline", jsonRun(c.baseline, c.baseline_status)},
-      {"candidate", jsonRun(c.candidate, c.candidate_status)},
-      {"notes", c.notes},
-      {"summary",
-       {{"worse", c.count(Verdict::Worse)},
-        {"better", c.count(Verdict::Better)},
-        {"same", c.count(Verdict::Same)},
-        {"incomparable", c.count(Verdict::Incomparable)},
-        {"skipped_in_both", c.skipped_in_both}}},
-      {"points", std::move(points)}};
+  const OrderedJson out = {{"schema", "synk-bench-compare/1"},
+                           {"exit", c.exit_code},
+                           {"forced", c.forced},
+                           {"incomplete", c.incomplete},
+                           {"thresholds",
+                            {{"q", jsonNumber(t.q)},
+                             {"correction", t.strict ? "holm" : "benjamini-hochberg"},
+                             {"min_change", jsonNumber(t.min_change)},
+                             {"noise_factor", jsonNumber(t.noise_factor)},
+                             {"min_repetitions", t.min_repetitions}}},
+                           {"baseline", jsonRun(c.baseline, c.baseline_status)},
+                           {"candidate", jsonRun(c.candidate, c.candidate_status)},
+                           {"notes", c.notes},
+                           {"summary",
+                            {{"worse", c.count(Verdict::Worse)},
+                             {"better", c.count(Verdict::Better)},
+                             {"same", c.count(Verdict::Same)},
+                             {"incomparable", c.count(Verdict::Incomparable)},
+                             {"skipped_in_both", c.skipped_in_both}}},
+                           {"points", std::move(points)}};
   return out.dump() + "\n";
 }
 

@@ -224,7 +224,9 @@ std::map<std::string, Handler> commonKeys() {
       {"experiment.oversubscribe",
        [](Experiment& e, const Reader& r) { e.oversubscribe = r.boolean(); }},
       {"experiment.gpu_telemetry",
-       [](Experiment& e, const Reader& r) { e.gpu_telemetry = r.oneOf({"used", "all", "none"}); }},
+       [](Experiment& e, const Reader& r) {
+         e.gpu_telemetry = r.oneOf({"used", "all", "none"});
+       }},
       {"axes.ranks", [](Experiment& e, const Reader& r) { e.axes.ranks = r.intAxis(1); }},
       {"compare.min_change",
        [](Experiment& e, const Reader& r) { e.compare.min_change = r.number(0); }},
@@ -289,7 +291,8 @@ std::map<std::string, Handler> collectiveKeys() {
        }},
       {"axes.op",
        [](Experiment& e, const Reader& r) { e.axes.op = r.nameAxis(kCollectiveOps, true); }},
-      {"axes.bytes", [](Experiment& e, const Reader& r) { e.axes.bytes = r.intAxis(0, Unit::Bytes); }},
+      {"axes.bytes",
+       [](Experiment& e, const Reader& r) { e.axes.bytes = r.intAxis(0, Unit::Bytes); }},
       {"axes.dtype",
        [](Experiment& e, const Reader& r) {
          std::vector<std::string> names;

@@ -44,10 +44,11 @@ std::string PlanEstimate::describe(const std::string& db) const {
            " runnable point(s) was measured on this kind of machine in " + db +
            " (a first run measures them)";
   }
-  std::string out = "about " + formatDuration(seconds) + " for " + std::to_string(known) +
-                    " of " + std::to_string(known + unknown) + " runnable point(s) (earlier runs in " +
-                    db + ")";
-  if (unknown > 0) out += "; " + std::to_string(unknown) + " never measured on this kind of machine";
+  std::string out = "about " + formatDuration(seconds) + " for " + std::to_string(known) + " of " +
+                    std::to_string(known + unknown) + " runnable point(s) (earlier runs in " + db +
+                    ")";
+  if (unknown > 0)
+    out += "; " + std::to_string(unknown) + " never measured on this kind of machine";
   return out;
 }
 

@@ -31,8 +31,7 @@ RunRecord requireRun(const Store& store, int64_t run_id) {
 
 }  // namespace
 
-void exportJson(std::FILE* out, const Store& store, int64_t run_id,
-                const SummaryOptions& options) {
+void exportJson(std::FILE* out, const Store& store, int64_t run_id, const SummaryOptions& options) {
   const RunData data = loadRun(store, run_id, options);
   const std::vector<ScalingRow> rows =
       data.collectives() || data.micro()
@@ -64,8 +63,9 @@ void exportJson(std::FILE* out, const Store& store, int64_t run_id,
                          {"repetitions", std::move(repetitions)}};
     std::string start = point.dump();
     start.pop_back();  // the closing brace: the samples come last
-    std::fprintf(out, "%s\n%s,\"samples\":{\"columns\":[\"repetition\",\"rank\",\"step\",\"ns\","
-                      "\"compute_ns\",\"collective_ns\"],\"rows\":[",
+    std::fprintf(out,
+                 "%s\n%s,\"samples\":{\"columns\":[\"repetition\",\"rank\",\"step\",\"ns\","
+                 "\"compute_ns\",\"collective_ns\"],\"rows\":[",
                  i ? "," : "", start.c_str());
     bool first = true;
     for (const SampleRecord& s : store.samples(p.id)) {

@@ -16,10 +16,10 @@ namespace {
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 constexpr nvmlReturn_t kSuccess = 0;
-constexpr int kClockSm = 1, kClockMem = 2;        // nvmlClockType_t
-constexpr int kTemperatureGpu = 0;                // nvmlTemperatureSensors_t
+constexpr int kClockSm = 1, kClockMem = 2;           // nvmlClockType_t
+constexpr int kTemperatureGpu = 0;                   // nvmlTemperatureSensors_t
 constexpr int kPolicyPower = 0, kPolicyThermal = 1;  // nvmlPerfPolicyType_t
-struct ViolationTime {                            // nvmlViolationTime_t
+struct ViolationTime {                               // nvmlViolationTime_t
   unsigned long long reference_us;
   unsigned long long violation_ns;
 };
@@ -97,7 +97,8 @@ GpuTelemetry GpuTelemetry::open(const std::vector<int>& ordinals) {
   }
   nvml->violation = symbol<decltype(nvml->violation)>(h, "nvmlDeviceGetViolationStatus");
   if (!nvml->init || !nvml->shutdown || !nvml->count || !nvml->by_index) {
-    t.status_ = "no NVML: " + path + " lacks nvmlInit_v2, nvmlDeviceGetCount_v2 or "
+    t.status_ = "no NVML: " + path +
+                " lacks nvmlInit_v2, nvmlDeviceGetCount_v2 or "
                 "nvmlDeviceGetHandleByIndex_v2";
     return t;
   }
@@ -207,9 +208,9 @@ std::vector<GpuReading> GpuTelemetry::since(const Mark& start) const {
 
 std::string probeGpuTelemetry() {
   StopWord stop;
-  const ChildResult child = runChild(
-      [](int fd) { return writeAll(fd, GpuTelemetry::open({}).status()) ? 0 : 1; }, stop,
-      std::chrono::seconds(60));
+  const ChildResult child =
+      runChild([](int fd) { return writeAll(fd, GpuTelemetry::open({}).status()) ? 0 : 1; }, stop,
+               std::chrono::seconds(60));
   if (!child.exited || child.exit_code != 0 || child.output.empty()) {
     return "no NVML: the probe process " + child.describe();
   }

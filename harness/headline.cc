@@ -117,8 +117,9 @@ std::vector<std::string> collectivesHeadline(const RunData& data) {
     std::string line = op + ", " + std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") + ":";
     for (size_t i = 0; i < order.size(); ++i) {
       const auto& sizes = by_size[order[i]];
-      const auto peak = std::max_element(sizes.begin(), sizes.end(),
-                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      const auto peak =
+          std::max_element(sizes.begin(), sizes.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
       line += std::string(i ? ";" : "") + " " + backendName(order[i]) + " busbw " +
               formatFixed(peak->second, peak->second >= 10 ? 1 : 2) + " GB/s at " +
               sizeText(peak->first);
@@ -180,9 +181,9 @@ std::vector<std::string> headline(const RunData& data, Scaling scaling) {
     noisy += !a.summary.warnings.empty();
   }
   std::string status;
-  for (const auto& [count, what] : {std::pair{failed, "failed"}, std::pair{wrong, "wrong"},
-                                    std::pair{skipped, "skipped here"},
-                                    std::pair{noisy, "with noise warnings"}}) {
+  for (const auto& [count, what] :
+       {std::pair{failed, "failed"}, std::pair{wrong, "wrong"}, std::pair{skipped, "skipped here"},
+        std::pair{noisy, "with noise warnings"}}) {
     if (count) status += (status.empty() ? "" : ", ") + std::to_string(count) + " point(s) " + what;
   }
   if (!status.empty()) out.push_back(status);

@@ -53,8 +53,7 @@ std::string loadConditions(int usable_cpus) {
   double load = 0;
   if (std::ifstream("/proc/loadavg") >> load; load >= 0.5 * std::max(1, usable_cpus)) {
     char text[96];
-    std::snprintf(text, sizeof text, "load average %.2f (1 min) on %d CPU(s)", load,
-                  usable_cpus);
+    std::snprintf(text, sizeof text, "load average %.2f (1 min) on %d CPU(s)", load, usable_cpus);
     out = text;
   }
   // Google Benchmark's "CPU scaling is enabled": a governor other than performance changes

@@ -99,7 +99,8 @@ MicroResults readMicroResults(std::istream& json, const std::string& source) {
   for (const Json& entry : *benchmarks) {
     const std::string where = str(source, ": benchmarks[", entry_number++, "]");
     if (!entry.is_object()) throw InvalidArgument(str(where, ": not an object"));
-    const std::string name = optionalField(entry, "run_name", field<std::string>(entry, "name", where));
+    const std::string name =
+        optionalField(entry, "run_name", field<std::string>(entry, "name", where));
     if (optionalField<std::string>(entry, "run_type", "iteration") == "aggregate") {
       aggregated.insert(name);
       continue;

@@ -61,7 +61,8 @@ std::vector<std::string> noiseWarnings(const std::vector<double>& values,
     for (size_t i : outliers)
       list += (list.empty() ? "" : ", ") + formatSeconds(values[i]);
     out.push_back(std::to_string(outliers.size()) + " outlier(s) (" + list + ", median " +
-                  formatSeconds(median(values)) + "): another process or a cold cache may have "
+                  formatSeconds(median(values)) +
+                  "): another process or a cold cache may have "
                   "interfered; rerun on a quiet machine");
   }
   if (other_cpus && *other_cpus > 0.5 && ranks + *other_cpus > cpus) {

@@ -124,8 +124,8 @@ JobOutcome decodeOutcome(std::string_view bytes) {
       GpuReading g;
       g.gpu = r.get<int32_t>();
       g.seconds = r.get<double>();
-      for (std::optional<double>* v : {&g.sm_mhz, &g.memory_mhz, &g.power_w, &g.energy_j,
-                                       &g.temperature_c, &g.throttled_s})
+      for (std::optional<double>* v :
+           {&g.sm_mhz, &g.memory_mhz, &g.power_w, &g.energy_j, &g.temperature_c, &g.throttled_s})
         *v = r.maybe();
       g.throttle_reasons = r.get<uint64_t>();
       p.gpus.push_back(g);

@@ -68,10 +68,10 @@ void Progress::draw() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const int done = done_ + partial_;
   const double busy =
-      busy_seconds_ + (partial_ > 0 ? std::chrono::duration<double>(
-                                          std::chrono::steady_clock::now() - run_start_)
-                                          .count()
-                                    : 0);
+      busy_seconds_ +
+      (partial_ > 0
+           ? std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count()
+           : 0);
   std::string eta = "ETA --:--";
   if (done > 0) eta = "ETA " + formatDuration(busy / done * (total_ - done));
   const int percent = total_ > 0 ? done * 100 / total_ : 100;

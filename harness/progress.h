@@ -18,8 +18,8 @@ class Progress {
   // `done` of the running units have finished (a child counts them while it runs): redraws
   // the line when that changed, with the ETA from the rate so far.
   void partial(int done);
-  void note(const std::string& line);              // a line that stays (skips, failures)
-  void finish();                                   // clears the live line
+  void note(const std::string& line);  // a line that stays (skips, failures)
+  void finish();                       // clears the live line
 
  private:
   void draw();

@@ -49,12 +49,12 @@ RunData loadRun(const Store& store, int64_t run_id, const SummaryOptions& option
                       ranks == a.record.axes.end() ? 1 : std::atoi(ranks->second.c_str()),
                       std::max(1, data.run.cpu_cores));
     if (a.summary.throttled_repetitions > 0) {
-      a.summary.warnings.push_back(
-          std::to_string(a.summary.throttled_repetitions) + " of " +
-          std::to_string(repetitions.size()) + " repetition(s) ran on a throttled GPU (power " +
-          "or heat)" +
-          (options.exclude_throttled ? ": left out (--exclude-throttled)"
-                                     : ": --exclude-throttled leaves them out"));
+      a.summary.warnings.push_back(std::to_string(a.summary.throttled_repetitions) + " of " +
+                                   std::to_string(repetitions.size()) +
+                                   " repetition(s) ran on a throttled GPU (power " + "or heat)" +
+                                   (options.exclude_throttled
+                                        ? ": left out (--exclude-throttled)"
+                                        : ": --exclude-throttled leaves them out"));
     }
     data.points.push_back(std::move(a));
   }
@@ -62,8 +62,9 @@ RunData loadRun(const Store& store, int64_t run_id, const SummaryOptions& option
 }
 
 int64_t resolveRunRef(const Store& store, const std::string& text) {
-  const bool is_id = !text.empty() && text.size() < 19 &&
-                     std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool is_id =
+      !text.empty() && text.size() < 19 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (is_id) {
     const int64_t id = std::atoll(text.c_str());
     if (!store.run(id)) throw BadInput("no run " + text + " in " + store.path());

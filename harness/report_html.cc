@@ -81,9 +81,9 @@ std::string contextList(const RunData& data) {
   item("gpus", r.gpu_count ? std::to_string(r.gpu_count) + " x " + r.gpu_model : "none");
   // Only the versions there are: a CPU-only machine has no driver and no NCCL.
   std::string versions;
-  for (const auto& [name, value] : {std::pair{"driver ", r.driver_version},
-                                    std::pair{"cuda ", r.cuda_version},
-                                    std::pair{"nccl ", r.nccl_version}})
+  for (const auto& [name, value] :
+       {std::pair{"driver ", r.driver_version}, std::pair{"cuda ", r.cuda_version},
+        std::pair{"nccl ", r.nccl_version}})
     if (!value.empty()) versions += (versions.empty() ? "" : "; ") + std::string(name) + value;
   item("versions", versions);
   item("gpu telemetry", r.telemetry);
@@ -175,8 +175,10 @@ std::string trainBody(const RunData& data, Scaling scaling) {
     t.x.push_back(double(row.batch));
     t.y.push_back(row.samples_per_s);
     // Whiskers: the repetitions' slowest and fastest.
-    t.low.push_back(summary.spread.max > 0 ? double(row.rows) / summary.spread.max : row.samples_per_s);
-    t.high.push_back(summary.spread.min > 0 ? double(row.rows) / summary.spread.min : row.samples_per_s);
+    t.low.push_back(summary.spread.max > 0 ? double(row.rows) / summary.spread.max
+                                           : row.samples_per_s);
+    t.high.push_back(summary.spread.min > 0 ? double(row.rows) / summary.spread.min
+                                            : row.samples_per_s);
     if (row.startup_s) {
       Series& s = startup[by_ranks];
       s.name = by_ranks;
@@ -222,20 +224,28 @@ std::string trainBody(const RunData& data, Scaling scaling) {
   LineChart eff{"efficiency", "Efficiency vs ranks", "ranks", "efficiency (%)", true, false,
                 true,         collect(efficiency)};
   eff.series.push_back({"ideal", {1, max_ranks}, {100, 100}, {}, {}, true});
-  const LineChart joules{"energy", "Energy per sample vs ranks (NVML, every GPU used)", "ranks",
-                         "millijoules per sample", true, false, true, collect(energy)};
+  const LineChart joules{"energy", "Energy per sample vs ranks (NVML, every GPU used)",
+                         "ranks",  "millijoules per sample",
+                         true,     false,
+                         true,     collect(energy)};
   const LineChart thr{"throughput",
                       "Samples per second vs batch (per rank in weak scaling; whiskers: the "
                       "repetitions' slowest and fastest)",
-                      "batch",      "samples/s",
-                      true,         false,
-                      true,         collect(throughput)};
+                      "batch",
+                      "samples/s",
+                      true,
+                      false,
+                      true,
+                      collect(throughput)};
   const LineChart start{"startup",
                         "Session start-up (fork, communicator, load) vs ranks; whiskers: min "
                         "and max",
-                        "ranks",   "milliseconds",
-                        true,      false,
-                        true,      collect(startup)};
+                        "ranks",
+                        "milliseconds",
+                        true,
+                        false,
+                        true,
+                        collect(startup)};
   std::string out = "<h2>Scaling</h2>";
   out += renderLineChart(speed) + renderLineChart(eff) + renderLineChart(thr);
   out += renderLineChart(joules);
@@ -247,10 +257,12 @@ std::string trainBody(const RunData& data, Scaling scaling) {
   }
   out += renderBarChart(split) + renderBarChart(fused) + renderLineChart(start);
   out += "<h2>Table</h2><table><tr>";
-  const bool with_energy = std::any_of(rows.begin(), rows.end(),
-                                       [](const ScalingRow& r) { return r.joules_per_sample.has_value(); });
-  std::vector<const char*> headers = {"point", "ranks", "batch", "step (median)", "mean ± σ",
-                                      "min … max", "samples/s", "speedup", "95% CI", "efficiency"};
+  const bool with_energy = std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) {
+    return r.joules_per_sample.has_value();
+  });
+  std::vector<const char*> headers = {"point",    "ranks",     "batch",     "step (median)",
+                                      "mean ± σ", "min … max", "samples/s", "speedup",
+                                      "95% CI",   "efficiency"};
   if (with_energy) headers.insert(headers.end(), {"J/sample", "samples/J", "energy scaling"});
   headers.push_back("status");
   for (const char* h : headers)
@@ -260,26 +272,25 @@ std::string trainBody(const RunData& data, Scaling scaling) {
   out += "</tr>";
   for (const ScalingRow& row : rows) {
     const PointRecord& p = *row.point;
-    out += "<tr>" + cell(seriesName(p, {"ranks", "batch"}), true) +
-           cell(std::to_string(row.ranks)) + cell(std::to_string(row.batch)) +
-           cell(row.step_s > 0 ? formatSeconds(row.step_s) : "-") +
-           cell(row.step_s > 0 ? meanSigmaText(spread(row).spread) : "-") +
-           cell(row.step_s > 0 ? formatSeconds(spread(row).spread.min) + " … " +
-                                     formatSeconds(spread(row).spread.max)
-                               : "-") +
-           cell(row.step_s > 0 ? formatRate(row.samples_per_s) : "-") +
-           cell(row.speedup ? formatFixed(*row.speedup, 2) : "-") +
-           cell(row.speedup_ci ? "[" + formatFixed(row.speedup_ci->low, 2) + ", " +
-                                     formatFixed(row.speedup_ci->high, 2) + "]"
-                               : "") +
-           cell(row.efficiency ? formatFixed(*row.efficiency * 100, 0) + " %" : "-") +
-           (with_energy
-                ? cell(row.joules_per_sample ? formatJoules(*row.joules_per_sample) : "-") +
-                      cell(row.samples_per_joule ? formatRate(*row.samples_per_joule) : "-") +
-                      cell(row.energy_scaling ? formatFixed(*row.energy_scaling * 100, 0) + " %"
-                                              : "-")
-                : "") +
-           cell(p.status + (p.reason.empty() ? "" : ": " + p.reason), true) + "</tr>";
+    out +=
+        "<tr>" + cell(seriesName(p, {"ranks", "batch"}), true) + cell(std::to_string(row.ranks)) +
+        cell(std::to_string(row.batch)) + cell(row.step_s > 0 ? formatSeconds(row.step_s) : "-") +
+        cell(row.step_s > 0 ? meanSigmaText(spread(row).spread) : "-") +
+        cell(row.step_s > 0 ? formatSeconds(spread(row).spread.min) + " … " +
+                                  formatSeconds(spread(row).spread.max)
+                            : "-") +
+        cell(row.step_s > 0 ? formatRate(row.samples_per_s) : "-") +
+        cell(row.speedup ? formatFixed(*row.speedup, 2) : "-") +
+        cell(row.speedup_ci ? "[" + formatFixed(row.speedup_ci->low, 2) + ", " +
+                                  formatFixed(row.speedup_ci->high, 2) + "]"
+                            : "") +
+        cell(row.efficiency ? formatFixed(*row.efficiency * 100, 0) + " %" : "-") +
+        (with_energy
+             ? cell(row.joules_per_sample ? formatJoules(*row.joules_per_sample) : "-") +
+                   cell(row.samples_per_joule ? formatRate(*row.samples_per_joule) : "-") +
+                   cell(row.energy_scaling ? formatFixed(*row.energy_scaling * 100, 0) + " %" : "-")
+             : "") +
+        cell(p.status + (p.reason.empty() ? "" : ": " + p.reason), true) + "</tr>";
   }
   return out + "</table>";
 }
@@ -303,8 +314,10 @@ std::string collectivesBody(const RunData& data) {
           s.name = name;
           s.x.push_back(double(r.size));
           s.y.push_back(c.busbw);
-          s.low.push_back(c.time_max_s > 0 ? double(r.size) / c.time_max_s * 1e-9 * factor : c.busbw);
-          s.high.push_back(c.time_min_s > 0 ? double(r.size) / c.time_min_s * 1e-9 * factor : c.busbw);
+          s.low.push_back(c.time_max_s > 0 ? double(r.size) / c.time_max_s * 1e-9 * factor
+                                           : c.busbw);
+          s.high.push_back(c.time_min_s > 0 ? double(r.size) / c.time_min_s * 1e-9 * factor
+                                            : c.busbw);
         }
         Series& t = time[name];
         t.name = name;
@@ -318,13 +331,19 @@ std::string collectivesBody(const RunData& data) {
   LineChart chart{"busbw",
                   "Bus bandwidth vs message size (nccl-tests' busbw; whiskers: slowest and "
                   "fastest)",
-                  "size (bytes)", "busbw (GB/s)",
-                  true,           false,
-                  true,           {}};
+                  "size (bytes)",
+                  "busbw (GB/s)",
+                  true,
+                  false,
+                  true,
+                  {}};
   for (auto& [name, s] : busbw)
     chart.series.push_back(std::move(s));
-  LineChart latency{"time", "Time vs message size (log scale; whiskers: slowest and fastest)",
-                    "size (bytes)", "time (us)", true, true, false, {}};
+  LineChart latency{
+      "time",         "Time vs message size (log scale; whiskers: slowest and fastest)",
+      "size (bytes)", "time (us)",
+      true,           true,
+      false,          {}};
   for (auto& [name, s] : time)
     latency.series.push_back(std::move(s));
   std::string out = "<h2>Bandwidth</h2>" + renderLineChart(chart);
@@ -395,7 +414,8 @@ std::string reportTitle(const RunData& data) {
 
 std::string renderHtmlReport(const RunData& data, Scaling scaling, const std::string& sections) {
   const std::string title = reportTitle(data);
-  return htmlPage(title, "<h1>" + htmlEscape(title) + "</h1>" + reportBody(data, scaling) + sections);
+  return htmlPage(title,
+                  "<h1>" + htmlEscape(title) + "</h1>" + reportBody(data, scaling) + sections);
 }
 
 void writeTextFile(const std::string& path, const std::string& text) {

@@ -49,7 +49,8 @@ void printWarnings(std::FILE* out, const RunData& data, const char* prefix) {
   }
   for (const AnalysedPoint& p : data.points) {
     for (const std::string& w : p.summary.warnings)
-      std::fprintf(out, "%swarning: %s: %s\n", prefix, pointLabel(p.record.axes).c_str(), w.c_str());
+      std::fprintf(out, "%swarning: %s: %s\n", prefix, pointLabel(p.record.axes).c_str(),
+                   w.c_str());
   }
 }
 
@@ -103,8 +104,9 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
                         "speedup", "95% CI", "efficiency"})
     table.column(h);
   // Energy columns only where NVML measured some (gpu_telemetry.h); none on a CPU-only run.
-  const bool energy = std::any_of(rows.begin(), rows.end(),
-                                  [](const ScalingRow& r) { return r.joules_per_sample.has_value(); });
+  const bool energy = std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) {
+    return r.joules_per_sample.has_value();
+  });
   if (energy) {
     for (const char* h : {"J/sample", "samples/J", "energy scaling"})
       table.column(h);
@@ -141,8 +143,9 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
                scalingName(scaling),
                scaling == Scaling::Weak ? "ranks x t(1 rank) / t(ranks)" : "t(1 rank) / t(ranks)",
                scaling == Scaling::Weak ? "per-rank" : "global");
-  std::fprintf(out, "step: the median of the repetitions' medians; mean ± σ and min … max over "
-                    "the repetitions\n");
+  std::fprintf(out,
+               "step: the median of the repetitions' medians; mean ± σ and min … max over "
+               "the repetitions\n");
   table.print(out);
   printWarnings(out, data, "");
 }

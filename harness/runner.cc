@@ -142,8 +142,7 @@ TimingPlan timingPlan(const Experiment& e) {
 }
 
 int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWord& stop,
-                  std::vector<SampleRecord>& samples,
-                  const std::function<void()>& at_timed_start) {
+                  std::vector<SampleRecord>& samples, const std::function<void()>& at_timed_start) {
   SampleRecord sample;
   const std::chrono::duration<double> warmup_time(plan.warmup_time), min_time(plan.min_time);
   auto last = Clock::now();

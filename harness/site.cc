@@ -94,9 +94,9 @@ SiteSummary writeSite(const Store& store, const std::string& dir) {
       headlines[r.id] = lines.empty() ? "" : lines.front();
       std::string sections;
       if (i + 1 < list.size()) {
-        sections = compareOrNote(store, list[i + 1]->id, r.id,
-                                 "Compared with the previous run, " +
-                                     std::to_string(list[i + 1]->id));
+        sections =
+            compareOrNote(store, list[i + 1]->id, r.id,
+                          "Compared with the previous run, " + std::to_string(list[i + 1]->id));
       }
       const std::string title = reportTitle(data);
       writeTextFile(dir + "/" + runPage(r.id),
@@ -111,9 +111,8 @@ SiteSummary writeSite(const Store& store, const std::string& dir) {
   for (const auto& [experiment, list] : by_experiment) {
     const RunRecord& newest = *list.front();
     std::string body = nav() + "<h1>Experiment " + htmlEscape(experiment) + "</h1>";
-    body += "<div class=\"headline\"><p>" + htmlEscape(headlines[newest.id]) +
-            " (newest run, " + link(runPage(newest.id), std::to_string(newest.id)) +
-            ")</p></div>";
+    body += "<div class=\"headline\"><p>" + htmlEscape(headlines[newest.id]) + " (newest run, " +
+            link(runPage(newest.id), std::to_string(newest.id)) + ")</p></div>";
     body += "<h2>Runs</h2>" + std::string(kRunHeader);
     for (const RunRecord* r : list)
       body += runRow(*r, headlines[r->id]);
@@ -124,8 +123,8 @@ SiteSummary writeSite(const Store& store, const std::string& dir) {
                                 std::to_string(list[1]->id));
     }
     for (const auto& [name, run] : baselines) {
-      const auto found = std::find_if(list.begin(), list.end(),
-                                      [&](const RunRecord* r) { return r->id == run; });
+      const auto found =
+          std::find_if(list.begin(), list.end(), [&](const RunRecord* r) { return r->id == run; });
       if (found == list.end() || run == newest.id) continue;
       body += compareOrNote(store, run, newest.id,
                             "Newest run " + std::to_string(newest.id) + " against baseline '" +

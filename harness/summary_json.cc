@@ -70,9 +70,10 @@ OrderedJson pointSummaryJson(const RunData& data, size_t point,
       {"q3", stat(v.q3)},
       {"max", stat(v.max)}};
   if (data.collectives()) {
-    const CollectiveShape shape = collectiveShape(
-        axis(a.record, "op"), std::atoll(axis(a.record, "bytes").c_str()),
-        std::max(1, std::atoi(axis(a.record, "ranks").c_str())), parseDType(axis(a.record, "dtype")));
+    const CollectiveShape shape =
+        collectiveShape(axis(a.record, "op"), std::atoll(axis(a.record, "bytes").c_str()),
+                        std::max(1, std::atoi(axis(a.record, "ranks").c_str())),
+                        parseDType(axis(a.record, "dtype")));
     const double time = point < data.slowest_s.size() ? data.slowest_s[point] : 0;
     out["time_s"] = time > 0 ? jsonNumber(time) : OrderedJson(nullptr);
     out["size_bytes"] = shape.bytes();
@@ -89,10 +90,9 @@ OrderedJson pointSummaryJson(const RunData& data, size_t point,
     out["samples_per_step"] = row.rows;
     out["samples_per_s"] = row.step_s > 0 ? jsonNumber(row.samples_per_s) : OrderedJson(nullptr);
     out["speedup"] = optionalNumber(row.speedup);
-    out["speedup_ci95"] =
-        row.speedup_ci ? OrderedJson::array({jsonNumber(row.speedup_ci->low),
-                                             jsonNumber(row.speedup_ci->high)})
-                       : OrderedJson(nullptr);
+    out["speedup_ci95"] = row.speedup_ci ? OrderedJson::array({jsonNumber(row.speedup_ci->low),
+                                                               jsonNumber(row.speedup_ci->high)})
+                                         : OrderedJson(nullptr);
     out["efficiency"] = optionalNumber(row.efficiency);
     out["joules_per_sample"] = optionalNumber(row.joules_per_sample);
     out["samples_per_joule"] = optionalNumber(row.samples_per_joule);

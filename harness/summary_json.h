@@ -18,7 +18,8 @@ OrderedJson runJson(const RunData& data);
 // efficiency; collectives: algbw and busbw in GB/s), other processes' CPU use, energy where
 // NVML measured it, and the noise warnings. `rows` are scalingRows of the run (train), empty
 // otherwise.
-OrderedJson pointSummaryJson(const RunData& data, size_t point, const std::vector<ScalingRow>& rows);
+OrderedJson pointSummaryJson(const RunData& data, size_t point,
+                             const std::vector<ScalingRow>& rows);
 
 // A repetition as stored: start-up, steps, status, other CPUs, per-GPU telemetry.
 OrderedJson repetitionJson(const RepetitionRecord& repetition);

@@ -109,8 +109,10 @@ struct Scale {
 std::string header(const std::string& id, const std::string& title, int marks) {
   return "<figure class=\"plot-figure\"><svg class=\"plot\" id=\"" + htmlEscape(id) +
          "\" data-marks=\"" + std::to_string(marks) + "\" viewBox=\"0 0 " + num(kWidth) + " " +
-         num(kHeight) + "\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\"><title>" + htmlEscape(title) + "</title>" + "<text x=\"" +
-         num(kWidth / 2) + "\" y=\"20\" class=\"title\">" + htmlEscape(title) + "</text>";
+         num(kHeight) +
+         "\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\"><title>" +
+         htmlEscape(title) + "</title>" + "<text x=\"" + num(kWidth / 2) +
+         "\" y=\"20\" class=\"title\">" + htmlEscape(title) + "</text>";
 }
 
 std::string footer(const std::string& title) {
@@ -204,7 +206,8 @@ std::string renderLineChart(const LineChart& chart) {
     y1 *= 1.2;
   } else {
     // One value: a range around it in proportion, not one unit (812 ns is not 812 to 813).
-    if (y0 == y1) y0 = y0 - std::max(std::abs(y0) * 0.1, 1e-12), y1 = y1 + std::max(std::abs(y1) * 0.1, 1e-12);
+    if (y0 == y1)
+      y0 = y0 - std::max(std::abs(y0) * 0.1, 1e-12), y1 = y1 + std::max(std::abs(y1) * 0.1, 1e-12);
     if (chart.y_from_zero) y0 = std::min(y0, 0.0);
     y1 += (y1 - y0) * 0.05;
   }

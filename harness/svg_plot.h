@@ -25,8 +25,8 @@ struct LineChart {
 };
 
 struct BarStack {
-  std::string label;          // under the bar
-  std::vector<double> parts;  // one per part name, stacked bottom up
+  std::string label;           // under the bar
+  std::vector<double> parts;   // one per part name, stacked bottom up
   double low = -1, high = -1;  // a whisker over the whole bar (the spread), where >= 0
 };
 

@@ -19,9 +19,9 @@ namespace synk::harness {
 std::string SweepSummary::describe() const {
   if (status == "complete") return "";
   std::string out;
-  for (const auto& [count, what] : {std::pair{ok, "ok"}, std::pair{wrong, "wrong"},
-                                    std::pair{failed, "failed"}, std::pair{skipped, "skipped"},
-                                    std::pair{not_run, "not run"}}) {
+  for (const auto& [count, what] :
+       {std::pair{ok, "ok"}, std::pair{wrong, "wrong"}, std::pair{failed, "failed"},
+        std::pair{skipped, "skipped"}, std::pair{not_run, "not run"}}) {
     if (count > 0) out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + what;
   }
   return out + " (of " + std::to_string(ok + wrong + failed + skipped + not_run) + " points)";
@@ -109,8 +109,8 @@ class Sweep {
         }
         continue;
       }
-      const std::vector<int> telemetry = telemetryGpus(points.front()->backend,
-                                                       points.front()->ranks, gpus_, e_.gpu_telemetry);
+      const std::vector<int> telemetry =
+          telemetryGpus(points.front()->backend, points.front()->ranks, gpus_, e_.gpu_telemetry);
       runJob(points, [&](int rep) -> JobOutcome {
         if (e_.kind == ExperimentKind::Train) {
           return runTrainRepetition(e_, *points.front(), rep, plugin, stop_, telemetry);
@@ -123,9 +123,9 @@ class Sweep {
     summary_.run_id = run_id_;
     // Every runnable point not stored was not run: the job cut short and every job after it.
     summary_.not_run = plan_.runnable() - (summary_.ok + summary_.wrong + summary_.failed);
-    summary_.status = interrupted_                                  ? "interrupted"
+    summary_.status = interrupted_                           ? "interrupted"
                       : summary_.failed + summary_.wrong > 0 ? "failed"
-                                                                    : "complete";
+                                                             : "complete";
     return summary_;
   }
 
@@ -180,9 +180,9 @@ class Sweep {
           runnable);
       const CpuTimes before = cpuTimesNow();
       points_done_.reset();
-      const ChildResult child = runChild(
-          [&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_, deadline,
-          [&] { progress_.partial(static_cast<int>(points_done_.value())); });
+      const ChildResult child =
+          runChild([&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_,
+                   deadline, [&] { progress_.partial(static_cast<int>(points_done_.value())); });
       const std::optional<double> other_cpu = otherCpus(before, cpuTimesNow());
       progress_.end();
       if (stop_.requested() || child.killed) {
@@ -331,13 +331,16 @@ SweepSummary runSweep(const Experiment& e, const Plan& plan, const MachineContex
   RunRecord run = runRecord(e, machine, options);
   // GPU telemetry: probed once (in a child: this process forks), said once when absent.
   const bool gpu_points = std::any_of(plan.points.begin(), plan.points.end(), [&](const Point& p) {
-    return !p.skipped && !telemetryGpus(p.backend, p.ranks, machine.gpu_count, e.gpu_telemetry).empty();
+    return !p.skipped &&
+           !telemetryGpus(p.backend, p.ranks, machine.gpu_count, e.gpu_telemetry).empty();
   });
   if (gpu_points) {
     run.telemetry = probeGpuTelemetry();
     if (run.telemetry.rfind("no NVML", 0) == 0) {
-      std::fprintf(stderr, "synk-bench: no GPU telemetry (%s): clock, power and energy columns "
-                           "are left out\n", run.telemetry.c_str());
+      std::fprintf(stderr,
+                   "synk-bench: no GPU telemetry (%s): clock, power and energy columns "
+                   "are left out\n",
+                   run.telemetry.c_str());
     }
   }
   store.beginRun(run);

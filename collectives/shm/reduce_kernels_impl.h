@@ -43,8 +43,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void sumPairInPlace
 // The same out of place (nccl-tests' first column group): x[i] = y[i] = (a[i] + b[i]) * scale.
 template <bool kScale>
 __attribute__((target_clones("avx512f", "avx2", "default"))) void sumPairOutOfPlace(
-    const float* __restrict a, const float* __restrict b, float* __restrict x,
-    float* __restrict y, size_t count, float scale) {
+    const float* __restrict a, const float* __restrict b, float* __restrict x, float* __restrict y,
+    size_t count, float scale) {
   for (size_t i = 0; i < count; ++i) {
     float s = a[i] + b[i];
     if constexpr (kScale) s *= scale;

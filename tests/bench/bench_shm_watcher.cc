@@ -107,9 +107,10 @@ int main(int argc, char** argv) {
     seconds.push_back(std::chrono::duration<double>(Clock::now() - killed).count());
   }
   const long slow = std::count_if(seconds.begin(), seconds.end(), [](double s) { return s >= 1; });
-  std::printf("watcher frees a killed master's %lld MiB: median %.1f ms, p90 %.1f ms, max %.1f ms "
-              "over %d rounds; %ld took 1 s or more\n",
-              static_cast<long long>(mib), percentile(seconds, 0.5) * 1e3,
-              percentile(seconds, 0.9) * 1e3, percentile(seconds, 1.0) * 1e3, rounds, slow);
+  std::printf(
+      "watcher frees a killed master's %lld MiB: median %.1f ms, p90 %.1f ms, max %.1f ms "
+      "over %d rounds; %ld took 1 s or more\n",
+      static_cast<long long>(mib), percentile(seconds, 0.5) * 1e3, percentile(seconds, 0.9) * 1e3,
+      percentile(seconds, 1.0) * 1e3, rounds, slow);
   return slow == 0 ? 0 : 1;
 }

@@ -27,10 +27,10 @@
 #include "synk/harness/child.h"
 #include "synk/harness/config.h"
 #include "synk/harness/gpu_telemetry.h"
-#include "synk/harness/report_html.h"
-#include "synk/harness/site.h"
 #include "synk/harness/inputs.h"
+#include "synk/harness/report_html.h"
 #include "synk/harness/runner.h"
+#include "synk/harness/site.h"
 #include "synk/harness/stats.h"
 #include "synk/harness/store.h"
 #include "synk/synk.h"
@@ -201,15 +201,16 @@ void reportMillion(const Args& a) {
           point.seq = seq++;
           point.key = "k" + std::to_string(ranks) + "-" + std::to_string(batch);
           point.status = "ok";
-          point.axes = {{"backend", "cpu"}, {"ranks", std::to_string(ranks)},
+          point.axes = {{"backend", "cpu"},
+                        {"ranks", std::to_string(ranks)},
                         {"batch", std::to_string(batch)}};
           std::vector<RepetitionRecord> reps;
           std::vector<SampleRecord> samples;
           for (int rep = 0; rep < kReps; ++rep) {
             reps.push_back({rep, 5'000'000, kSteps, "ok", ""});
             for (int step = 0; step < kSteps; ++step)
-              samples.push_back({rep, 0, step, 100'000 + batch * 10 + (step * 7919) % 977,
-                                 kNoValue, kNoValue});
+              samples.push_back(
+                  {rep, 0, step, 100'000 + batch * 10 + (step * 7919) % 977, kNoValue, kNoValue});
           }
           store.addPoint(point, reps, samples);
         }
@@ -228,10 +229,11 @@ void reportMillion(const Args& a) {
     writeSite(store, site);
     sites.push_back(seconds(Clock::now() - t0));
   }
-  std::printf("database of 1,000,000 samples (2 runs x 8 points x 5 x 12,500 steps): report of a "
-              "run (500,000 samples) median %.3f s; site of the whole database (6 pages, every "
-              "run, a compare, the history) median %.3f s (max %.3f)\n",
-              median(reports), median(sites), summarize(sites).max);
+  std::printf(
+      "database of 1,000,000 samples (2 runs x 8 points x 5 x 12,500 steps): report of a "
+      "run (500,000 samples) median %.3f s; site of the whole database (6 pages, every "
+      "run, a compare, the history) median %.3f s (max %.3f)\n",
+      median(reports), median(sites), summarize(sites).max);
   std::fflush(stdout);
   std::filesystem::remove_all(site);
   std::filesystem::remove(site + "-report.html");
@@ -254,11 +256,12 @@ void telemetryCost() {
     pairs.push_back(seconds(Clock::now() - t0));
   }
   constexpr double kStep = 100e-6, kSteps = 20;
-  std::printf("GPU telemetry (%s, %zu GPU(s)): the two reads of a repetition cost median %.1f us "
-              "(max %.1f), outside the timed steps; spread over 20 steps of 100 us: %.3f %% a "
-              "step\n",
-              telemetry.status().c_str(), gpus, median(pairs) * 1e6, summarize(pairs).max * 1e6,
-              median(pairs) / (kSteps * kStep) * 100);
+  std::printf(
+      "GPU telemetry (%s, %zu GPU(s)): the two reads of a repetition cost median %.1f us "
+      "(max %.1f), outside the timed steps; spread over 20 steps of 100 us: %.3f %% a "
+      "step\n",
+      telemetry.status().c_str(), gpus, median(pairs) * 1e6, summarize(pairs).max * 1e6,
+      median(pairs) / (kSteps * kStep) * 100);
   std::fflush(stdout);
 }
 

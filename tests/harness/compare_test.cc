@@ -1,8 +1,8 @@
 // harness/compare.h on synthetic stores: verdicts and exit codes, incomparable and incomplete
 // runs, thresholds from a run's configuration, speedup change, run references and baselines,
 // the JSON schema, and the command's exit codes through the CLI.
-#include <nlohmann/json.hpp>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "synk/harness/cli.h"

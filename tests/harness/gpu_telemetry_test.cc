@@ -44,16 +44,16 @@ TEST_CASE("GPU telemetry without NVML is absent and says why", "[harness]") {
   Env env{{"SYNK_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"}};
   const GpuTelemetry t = GpuTelemetry::open({0});
   CHECK_FALSE(t.available());
-  CHECK_THAT(t.status(), Catch::StartsWith("no NVML: ") &&
-                             Catch::Contains("/nonexistent/libnvidia-ml.so.1"));
+  CHECK_THAT(t.status(),
+             Catch::StartsWith("no NVML: ") && Catch::Contains("/nonexistent/libnvidia-ml.so.1"));
   CHECK(t.since(t.mark()).empty());  // reads nothing, and does not fail
   CHECK_THAT(probeGpuTelemetry(), Catch::StartsWith("no NVML: "));
 }
 
 TEST_CASE("GPU telemetry through a fake NVML: energy, clocks, temperature per GPU", "[harness]") {
   Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML}, {"FAKE_NVML_GPUS", "2"},
-          {"FAKE_NVML_MJ_PER_READ", "500"}, {"FAKE_NVML_THROTTLE", "0"},
-          {"FAKE_NVML_FAIL_INIT", nullptr}, {"CUDA_VISIBLE_DEVICES", nullptr}};
+          {"FAKE_NVML_MJ_PER_READ", "500"},      {"FAKE_NVML_THROTTLE", "0"},
+          {"FAKE_NVML_FAIL_INIT", nullptr},      {"CUDA_VISIBLE_DEVICES", nullptr}};
   const GpuTelemetry t = GpuTelemetry::open({0, 1});
   REQUIRE(t.available());
   CHECK(t.status() == "nvml 999.99 (fake)");
@@ -76,8 +76,10 @@ TEST_CASE("GPU telemetry through a fake NVML: energy, clocks, temperature per GP
 }
 
 TEST_CASE("GPU telemetry: a throttling GPU is flagged", "[harness]") {
-  Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML}, {"FAKE_NVML_THROTTLE", "0x4"},
-          {"FAKE_NVML_FAIL_INIT", nullptr}, {"CUDA_VISIBLE_DEVICES", nullptr}};
+  Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML},
+          {"FAKE_NVML_THROTTLE", "0x4"},
+          {"FAKE_NVML_FAIL_INIT", nullptr},
+          {"CUDA_VISIBLE_DEVICES", nullptr}};
   const GpuTelemetry t = GpuTelemetry::open({0});
   const std::vector<GpuReading> readings = t.since(t.mark());
   REQUIRE(readings.size() == 1);
@@ -88,8 +90,10 @@ TEST_CASE("GPU telemetry: a throttling GPU is flagged", "[harness]") {
 TEST_CASE("GPU telemetry: CUDA_VISIBLE_DEVICES maps ordinals, a missing device or driver is said",
           "[harness]") {
   {
-    Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML}, {"FAKE_NVML_GPUS", "4"},
-            {"FAKE_NVML_FAIL_INIT", nullptr}, {"CUDA_VISIBLE_DEVICES", "3,1"}};
+    Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML},
+            {"FAKE_NVML_GPUS", "4"},
+            {"FAKE_NVML_FAIL_INIT", nullptr},
+            {"CUDA_VISIBLE_DEVICES", "3,1"}};
     const GpuTelemetry t = GpuTelemetry::open({0, 1});
     const std::vector<GpuReading> readings = t.since(t.mark());
     REQUIRE(readings.size() == 2);
@@ -99,8 +103,10 @@ TEST_CASE("GPU telemetry: CUDA_VISIBLE_DEVICES maps ordinals, a missing device o
     CHECK(all.since(all.mark()).size() == 4);  // every device NVML sees, in its order
   }
   {
-    Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML}, {"FAKE_NVML_GPUS", "2"},
-            {"FAKE_NVML_FAIL_INIT", nullptr}, {"CUDA_VISIBLE_DEVICES", nullptr}};
+    Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML},
+            {"FAKE_NVML_GPUS", "2"},
+            {"FAKE_NVML_FAIL_INIT", nullptr},
+            {"CUDA_VISIBLE_DEVICES", nullptr}};
     const GpuTelemetry t = GpuTelemetry::open({5});
     CHECK_FALSE(t.available());
     CHECK(t.status() == "no NVML device for CUDA ordinal 5 (NVML sees 2 GPU(s))");

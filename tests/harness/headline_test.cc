@@ -40,16 +40,21 @@ TEST_CASE("headline: collectives name each backend's best busbw and their ratio"
   RunRecord record = syntheticRun("collectives", "c1", "t1");
   record.kind = "collectives";
   auto point = [](const std::string& backend, const std::string& bytes, double seconds) {
-    return SyntheticPoint{{{"backend", backend}, {"ranks", "2"}, {"op", "all_reduce"},
-                           {"dtype", "float32"}, {"redop", "sum"}, {"root", "-1"},
-                           {"bytes", bytes}, {"placement", "in"}},
+    return SyntheticPoint{{{"backend", backend},
+                           {"ranks", "2"},
+                           {"op", "all_reduce"},
+                           {"dtype", "float32"},
+                           {"redop", "sum"},
+                           {"root", "-1"},
+                           {"bytes", bytes},
+                           {"placement", "in"}},
                           {seconds}};
   };
   // 32 MiB on 2 ranks: busbw = size / time (factor 1 for 2 ranks).
-  const int64_t run = storeRun(store, record,
-                               {point("nccl", "33554432", 33554432 / 300e9),
-                                point("host", "33554432", 33554432 / 100e9),
-                                point("nccl", "8", 1e-5), point("host", "8", 2e-5)});
+  const int64_t run = storeRun(
+      store, record,
+      {point("nccl", "33554432", 33554432 / 300e9), point("host", "33554432", 33554432 / 100e9),
+       point("nccl", "8", 1e-5), point("host", "8", 2e-5)});
   const std::vector<std::string> lines = headline(loadRun(store, run), Scaling::Weak);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] ==

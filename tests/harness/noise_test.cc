@@ -27,8 +27,8 @@ TEST_CASE("noise: two groups of repetitions are found, one smooth spread is not"
 TEST_CASE("noise: outliers by the modified z-score", "[harness]") {
   CHECK(findOutliers({1.0, 1.01, 0.99, 1.02, 3.0}) == std::vector<size_t>{4});
   CHECK(findOutliers({1.0, 1.01, 0.99, 1.02, 1.03}).empty());
-  CHECK(findOutliers({1.0, 5.0, 1.0, 1.0}).empty());        // fewer than 5 values
-  CHECK(findOutliers({1.0, 1.0, 1.0, 1.0, 9.0}).empty());   // MAD 0: cannot judge
+  CHECK(findOutliers({1.0, 5.0, 1.0, 1.0}).empty());       // fewer than 5 values
+  CHECK(findOutliers({1.0, 1.0, 1.0, 1.0, 9.0}).empty());  // MAD 0: cannot judge
   // Far out for a tight set, but 5 % from the median: not worth a warning.
   CHECK(findOutliers({1.0, 1.001, 0.999, 1.002, 1.05}).empty());
 }
