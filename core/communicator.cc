@@ -37,6 +37,9 @@ void Communicator::allReduceList(std::span<const AllReduceArgs> list, Waiter& wa
     if (!isCollectiveOp(args.op, args.dtype)) {
       checkCollectiveOp(args.op, args.dtype, str(name(), " all_reduce"));
     }
+    if (args.send != nullptr && args.send != args.buffer) {
+      throw InvalidArgument(str(name(), " all_reduce list: entries work in place (send is set)"));
+    }
     if (args.count > 0) list_.push_back(args);
   }
   if (list_.empty()) return;

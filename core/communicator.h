@@ -22,10 +22,13 @@ namespace synk {
 class Waiter;
 
 struct AllReduceArgs {
-  void* buffer = nullptr;  // in place
+  void* buffer = nullptr;  // the result (and the input, in place)
   size_t count = 0;
   DType dtype = DType::Float32;
   ReduceOp op = ReduceOp::Sum;  // avg = sum, then scaled by 1/n
+  // Out of place: the input, `count` elements that must not overlap `buffer` (null: in place).
+  // allReduceList works in place only.
+  const void* send = nullptr;
 };
 
 struct ReduceArgs {
@@ -38,10 +41,13 @@ struct ReduceArgs {
 };
 
 struct BroadcastArgs {
-  void* buffer = nullptr;  // root's is sent, every other rank's is overwritten
+  void* buffer = nullptr;  // root's is sent (in place), every other rank's is overwritten
   size_t count = 0;
   DType dtype = DType::Float32;
   int root = 0;
+  // Out of place, significant at the root: what it sends, copied to every rank's `buffer` (the
+  // root's too); null: in place.
+  const void* send = nullptr;
 };
 
 // Variable-length gathers: rank r contributes counts[r] elements (counts is identical on every

@@ -35,13 +35,31 @@ std::map<std::pair<int, int>, int64_t> slowestPerIteration(
 
 }  // namespace
 
+std::vector<int> throttledRepetitions(const std::vector<RepetitionRecord>& repetitions) {
+  std::vector<int> out;
+  for (const RepetitionRecord& r : repetitions) {
+    if (std::any_of(r.gpus.begin(), r.gpus.end(),
+                    [](const GpuReading& g) { return g.throttled(); }))
+      out.push_back(r.repetition);
+  }
+  return out;
+}
+
 PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
-                            const std::vector<RepetitionRecord>& repetitions, int rank) {
+                            const std::vector<RepetitionRecord>& repetitions,
+                            const SummaryOptions& options) {
   PointSummary s;
+  const std::vector<int> throttled = throttledRepetitions(repetitions);
+  s.throttled_repetitions = static_cast<int>(throttled.size());
+  auto left_out = [&](int repetition) {
+    return options.exclude_throttled &&
+           std::find(throttled.begin(), throttled.end(), repetition) != throttled.end();
+  };
+  if (options.exclude_throttled) s.excluded_repetitions = s.throttled_repetitions;
   std::map<int, std::vector<double>> by_rep;
   std::vector<double> compute, collective, startup;
   for (const SampleRecord& r : samples) {
-    if (r.rank != rank) continue;
+    if (r.rank != options.rank || left_out(r.repetition)) continue;
     by_rep[r.repetition].push_back(seconds(r.ns));
     if (r.compute_ns != kNoValue) compute.push_back(seconds(r.compute_ns));
     if (r.collective_ns != kNoValue) collective.push_back(seconds(r.collective_ns));
@@ -56,15 +74,50 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
                   [](const RepetitionRecord& r) { return r.value.has_value(); })) {
     s.repetition_medians.clear();
     for (const RepetitionRecord& r : repetitions)
-      s.repetition_medians.push_back(*r.value);
+      if (!left_out(r.repetition)) s.repetition_medians.push_back(*r.value);
   }
   s.step_s = median(s.repetition_medians);
+  s.values = s.repetition_medians;
+  s.spread = summarize(s.values);
+  double other = 0;
+  int measured = 0;
+  std::vector<double> energy, power, clock;
+  for (const RepetitionRecord& r : repetitions) {
+    if (left_out(r.repetition)) continue;
+    if (r.other_cpu) other += *r.other_cpu, ++measured;
+    if (r.gpus.empty() || r.steps <= 0) continue;
+    double joules = 0, watts = 0, mhz = 0;
+    int with_energy = 0, with_clock = 0;
+    for (const GpuReading& g : r.gpus) {
+      if (g.energy_j) joules += *g.energy_j, ++with_energy;
+      if (g.power_w) watts += *g.power_w;
+      if (g.sm_mhz) mhz += *g.sm_mhz, ++with_clock;
+    }
+    ++s.gpu_repetitions;
+    if (with_energy == static_cast<int>(r.gpus.size())) {
+      energy.push_back(joules / double(r.steps));
+      power.push_back(watts);
+    }
+    if (with_clock > 0) clock.push_back(mhz / with_clock);
+  }
+  if (measured > 0) s.other_cpu = other / measured;
+  if (!energy.empty()) {
+    s.energy_per_step_j = median(energy);
+    s.energy_min_j = *std::min_element(energy.begin(), energy.end());
+    s.energy_max_j = *std::max_element(energy.begin(), energy.end());
+  }
+  if (!power.empty()) s.power_w = median(power);
+  if (!clock.empty()) s.sm_mhz = median(clock);
   if (!compute.empty()) s.compute_s = median(std::move(compute));
   if (!collective.empty()) s.collective_s = median(std::move(collective));
   for (const RepetitionRecord& r : repetitions) {
     if (r.startup_ns > 0) startup.push_back(seconds(r.startup_ns));
   }
-  if (!startup.empty()) s.startup_s = median(std::move(startup));
+  if (!startup.empty()) {
+    s.startup_min_s = *std::min_element(startup.begin(), startup.end());
+    s.startup_max_s = *std::max_element(startup.begin(), startup.end());
+    s.startup_s = median(std::move(startup));
+  }
   return s;
 }
 
@@ -75,6 +128,13 @@ std::vector<double> slowestRankRepetitionMedians(const std::vector<SampleRecord>
   std::vector<double> out;
   for (auto& [rep, values] : by_rep)
     out.push_back(median(std::move(values)));
+  return out;
+}
+
+std::vector<double> slowestRankTimes(const std::vector<SampleRecord>& samples) {
+  std::vector<double> out;
+  for (const auto& [at, ns] : slowestPerIteration(samples))
+    out.push_back(seconds(ns));
   return out;
 }
 
@@ -99,6 +159,10 @@ std::vector<ScalingRow> scalingRows(const std::vector<AnalysedPoint>& points, Sc
     row.collective_s = a.summary.collective_s;
     row.startup_s = a.summary.startup_s;
     if (row.step_s > 0) row.samples_per_s = double(row.rows) / row.step_s;
+    if (a.summary.energy_per_step_j && *a.summary.energy_per_step_j > 0 && row.rows > 0) {
+      row.joules_per_sample = *a.summary.energy_per_step_j / double(row.rows);
+      row.samples_per_joule = 1.0 / *row.joules_per_sample;
+    }
     rows.push_back(row);
   }
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -116,6 +180,9 @@ std::vector<ScalingRow> scalingRows(const std::vector<AnalysedPoint>& points, Sc
       const double factor = report_scaling == Scaling::Weak ? row.ranks : 1.0;
       row.speedup = factor * base.step_s / row.step_s;
       row.efficiency = *row.speedup / row.ranks;
+      if (base.joules_per_sample && row.joules_per_sample) {
+        row.energy_scaling = *base.joules_per_sample / *row.joules_per_sample;
+      }
       BootstrapOptions options;
       options.seed = seedFor(base.point->key, row.point->key);
       const auto ci = bootstrapRatioOfMedians(points[j].summary.repetition_medians,

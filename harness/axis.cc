@@ -30,12 +30,17 @@ void append(std::vector<int64_t>& out, int64_t value, std::string_view text) {
   out.push_back(value);
 }
 
-void expandRange(std::string_view item, std::vector<int64_t>& out, std::string_view text) {
+int64_t parseValue(std::string_view text, Unit unit) {
+  return unit == Unit::Bytes ? parseSize(text) : parseCount(text);
+}
+
+void expandRange(std::string_view item, std::vector<int64_t>& out, std::string_view text,
+                 Unit unit) {
   const std::vector<std::string_view> parts = splitOn(item, ':');
   if (parts.size() < 2 || parts.size() > 3) {
     throw BadInput("range " + quoted(item) + " must be first:last or first:last:step");
   }
-  const int64_t first = parseSize(parts[0]), last = parseSize(parts[1]);
+  const int64_t first = parseValue(parts[0], unit), last = parseValue(parts[1], unit);
   if (last < first) throw BadInput("range " + quoted(item) + " ends before it starts");
   const std::string_view step = parts.size() == 3 ? trim(parts[2]) : std::string_view("1");
   int64_t factor = 0, increment = 0;
@@ -45,11 +50,11 @@ void expandRange(std::string_view item, std::vector<int64_t>& out, std::string_v
     }
     factor = 2;
   } else if (!step.empty() && (step[0] == 'x' || step[0] == '*')) {
-    factor = parseSize(step.substr(1));
+    factor = parseCount(step.substr(1));
     if (factor < 2) throw BadInput("range " + quoted(item) + ": the factor must be at least 2");
     if (first <= 0) throw BadInput("range " + quoted(item) + ": a geometric range starts above 0");
   } else {
-    increment = parseSize(step);
+    increment = parseValue(step, unit);
     if (increment < 1) throw BadInput("range " + quoted(item) + ": the step must be at least 1");
   }
   for (int64_t v = first; v <= last;) {
@@ -119,14 +124,30 @@ int64_t parseSize(std::string_view text) {
   return multiply(value, unit, item);
 }
 
-std::vector<int64_t> parseIntAxis(std::string_view text, int64_t min_value) {
+int64_t parseCount(std::string_view text) {
+  const std::string_view item = trim(text);
+  int64_t value = 0;
+  auto [rest, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+  if (error == std::errc() && rest == item.data() + item.size()) return value;
+  if (error == std::errc() && rest != item.data() &&
+      std::string_view("kKMG").find(*rest) != std::string_view::npos) {
+    throw BadInput(quoted(item) + " is a count: it takes no unit (K, M and G, 1024-based, are " +
+                   "for byte sizes such as axes.bytes)");
+  }
+  if (error == std::errc() && rest != item.data()) {
+    throw BadInput(quoted(item) + " is not an integer");
+  }
+  return parseSize(item);  // its message: too large, or not an integer
+}
+
+std::vector<int64_t> parseIntAxis(std::string_view text, int64_t min_value, Unit unit) {
   std::vector<int64_t> out;
   for (std::string_view item : splitOn(text, ',')) {
     if (item.empty()) throw BadInput("empty item in " + quoted(text));
     if (item.find(':') != std::string_view::npos) {
-      expandRange(item, out, text);
+      expandRange(item, out, text, unit);
     } else {
-      append(out, parseSize(item), text);
+      append(out, parseValue(item, unit), text);
     }
   }
   for (int64_t v : out) {

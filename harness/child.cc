@@ -12,7 +12,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+
+#include "synk/core/shm_segment.h"
 
 namespace synk::harness {
 namespace {
@@ -51,6 +55,46 @@ void becomeChild(pid_t parent) {
   if (getppid() != parent) g_child_signalled = 1;  // the parent died before prctl
 }
 
+// Whether a live (not zombie) process is left in process group `group`, by /proc.
+bool groupHasLiveMember(pid_t group) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    if (pgrp == group && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+// A child's process group was killed with SIGKILL: the session's shared-memory watcher (in that
+// group, core/shm_watcher.h) died with it, so nobody else removes the session's segments. Once
+// every process of the group is dead (none can create a segment any more; bounded), remove
+// every segment named after the child, the session's master. Called before the child is reaped,
+// so its pid, which names the segments, cannot have been reused.
+void removeSegmentsOfKilledGroup(pid_t child) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (groupHasLiveMember(child) && std::chrono::steady_clock::now() < give_up)
+    usleep(1000);
+  removeSegmentsWithPrefix(processShmPrefix(child));
+}
+
+// Kills the child's process group and waits until the child is dead (not reaped).
+void killGroup(pid_t child) {
+  kill(-child, SIGKILL);
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
+  removeSegmentsOfKilledGroup(child);
+}
+
 }  // namespace
 
 StopWord::StopWord() {
@@ -73,6 +117,29 @@ void StopWord::request() noexcept {
 
 int StopWord::level() const noexcept {
   return static_cast<int>(atomicWord(word_).load(std::memory_order_relaxed));
+}
+
+SharedCounter::SharedCounter() {
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + strerror(errno));
+  word_ = static_cast<uint32_t*>(page);
+  *word_ = 0;
+}
+
+SharedCounter::~SharedCounter() {
+  munmap(word_, 4096);
+}
+
+void SharedCounter::reset() noexcept {
+  atomicWord(word_).store(0);
+}
+
+void SharedCounter::add(uint32_t n) noexcept {
+  atomicWord(word_).fetch_add(n);
+}
+
+uint32_t SharedCounter::value() const noexcept {
+  return atomicWord(word_).load(std::memory_order_relaxed);
 }
 
 bool childShouldStop(const StopWord& stop) noexcept {
@@ -98,7 +165,7 @@ bool writeAll(int fd, const std::string& bytes) {
 }
 
 ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
-                     std::chrono::milliseconds deadline) {
+                     std::chrono::milliseconds deadline, const std::function<void()>& tick) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
   std::fflush(nullptr);  // nothing buffered twice
@@ -136,6 +203,7 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
       break;
     }
     pollfd watch{fds[0], POLLIN, 0};
+    if (tick) tick();
     if (poll(&watch, 1, 50) <= 0) continue;  // 50 ms: how soon a hard stop or deadline acts
     char buf[1 << 16];
     const ssize_t n = read(fds[0], buf, sizeof buf);
@@ -147,7 +215,7 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
     }
   }
   close(fds[0]);
-  if (result.killed || result.timed_out) kill(-pid, SIGKILL);
+  if (result.killed || result.timed_out) killGroup(pid);
   // After EOF the child is exiting; its ranks die with it (PR_SET_PDEATHSIG) but it waits for
   // them first, so this wait is bounded by its own shutdown. Past the deadline it is killed.
   int status = 0;
@@ -158,7 +226,7 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
     if (std::chrono::steady_clock::now() >= end || stop.level() >= 2) {
       result.timed_out = result.timed_out || stop.level() < 2;
       result.killed = result.killed || stop.level() >= 2;
-      kill(-pid, SIGKILL);
+      killGroup(pid);
       waitpid(pid, &status, 0);
       break;
     }

@@ -6,9 +6,11 @@
 //
 // A child runs in its own process group, so Ctrl-C reaches synk-bench alone: it asks children
 // to stop through the StopWord (they finish the step they are in, close the session and
-// report), and kills their process group on a second Ctrl-C or a missed deadline. A child
-// dies with synk-bench (PR_SET_PDEATHSIG: SIGTERM, handled like a stop request, so the session
-// still removes its shared memory), and the ranks die with the child.
+// report), and kills their process group on a second Ctrl-C or a missed deadline. That kill
+// takes the session's shared-memory watcher with it, so runChild then removes the segments of
+// the session the child led (their names carry its pid) itself, before it reaps the child. A
+// child dies with synk-bench (PR_SET_PDEATHSIG: SIGTERM, handled like a stop request, so the
+// session still removes its shared memory), and the ranks die with the child.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -34,6 +36,23 @@ class StopWord {
   uint32_t* word_;
 };
 
+// A counter in shared memory inherited by every child: a child counts the points it finished,
+// the parent shows them in its progress line while the child runs (a collectives job measures
+// a whole size sweep in one child).
+class SharedCounter {
+ public:
+  SharedCounter();
+  ~SharedCounter();
+  SharedCounter(const SharedCounter&) = delete;
+  SharedCounter& operator=(const SharedCounter&) = delete;
+  void reset() noexcept;
+  void add(uint32_t n = 1) noexcept;
+  uint32_t value() const noexcept;
+
+ private:
+  uint32_t* word_;
+};
+
 // In a child: whether it should stop (its parent asked, or it was sent SIGTERM / SIGINT).
 bool childShouldStop(const StopWord& stop) noexcept;
 
@@ -49,9 +68,10 @@ struct ChildResult {
 
 // Forks a child that runs body(report_fd) and exits with its return value (without running this
 // process's atexit handlers or destructors). Collects what it writes to report_fd until it ends,
-// the deadline passes, or a hard stop is requested.
+// the deadline passes, or a hard stop is requested. `tick`, when given, runs in this process
+// about every 50 ms while the child runs (to redraw a progress line).
 ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
-                     std::chrono::milliseconds deadline);
+                     std::chrono::milliseconds deadline, const std::function<void()>& tick = {});
 
 // Writes all of `bytes` to fd (retrying short writes); false if the reader is gone.
 bool writeAll(int fd, const std::string& bytes);

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "synk/harness/cli_commands.h"
+#include "synk/harness/context.h"
 #include "synk/harness/errors.h"
 
 namespace synk::harness {
@@ -27,10 +28,10 @@ std::string shellQuoted(const std::string& arg) {
 }
 
 void printHelp(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options)\n\n"
-      "commands:\n");
+  std::fprintf(out,
+               "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options;\n"
+               "       synk-bench --version)\n\n"
+               "commands:\n");
   for (const Command& c : commands())
     std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
   std::fprintf(out,
@@ -44,8 +45,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run", "run EXPERIMENT.ini [--db PATH] [--tag NAME] [--set KEY=VALUE]... [--html FILE]",
        "run an experiment's sweep, store every sample, print its table", runCommand},
-      {"plan", "plan EXPERIMENT.ini [--set KEY=VALUE]...",
-       "list the points an experiment would run here, and which it would skip and why",
+      {"plan", "plan EXPERIMENT.ini [--set KEY=VALUE]... [--db PATH]",
+       "the points an experiment would run here, which it would skip and why, and how long",
        planCommand},
       {"collectives",
        "collectives --op OP --backend B[,B] --ranks N -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP "
@@ -59,6 +60,8 @@ const std::vector<Command>& commands() {
        "write a run's self-contained HTML report", reportCommand},
       {"export", "export [RUN] --json|--csv [--output FILE] [--db PATH]",
        "every point and sample of a run as JSON or CSV", exportCommand},
+      {"site", "site DIR [--db PATH]",
+       "a static site over the database: runs, experiments with history, comparisons", siteCommand},
       {"compare", "compare BASELINE CANDIDATE [--db PATH] [--strict] [--force] [--json]",
        "did the candidate regress? per point: change, Mann-Whitney, verdict; exit 1 if so",
        compareCommand},
@@ -100,8 +103,12 @@ po::variables_map parseArgs(const std::string& command, const std::vector<std::s
   try {
     po::store(po::command_line_parser(args).options(options).positional(where).run(), values);
     po::notify(values);
+  } catch (const po::unknown_option& e) {
+    // runCli prefixes "synk-bench COMMAND: " to every message.
+    throw BadInput(std::string(e.what()) + " (synk-bench " + command +
+                   " --help lists its options)");
   } catch (const po::error& e) {
-    throw BadInput("synk-bench " + command + ": " + e.what());
+    throw BadInput(e.what());
   }
   return values;
 }
@@ -117,6 +124,10 @@ int runCli(int argc, char** argv) {
   const std::string name = argv[1];
   if (name == "help" || name == "--help" || name == "-h") {
     printHelp(stdout);
+    return kExitOk;
+  }
+  if (name == "--version" || name == "version" || name == "-V") {
+    std::printf("%s\n", versionLine().c_str());
     return kExitOk;
   }
   for (const Command& c : commands()) {

@@ -17,10 +17,23 @@ int listCommand(const std::vector<std::string>& args, const std::string& command
 int showCommand(const std::vector<std::string>& args, const std::string& command_line);
 int reportCommand(const std::vector<std::string>& args, const std::string& command_line);
 int exportCommand(const std::vector<std::string>& args, const std::string& command_line);
+int siteCommand(const std::vector<std::string>& args, const std::string& command_line);
 int compareCommand(const std::vector<std::string>& args, const std::string& command_line);
 int baselineCommand(const std::vector<std::string>& args, const std::string& command_line);
 int historyCommand(const std::vector<std::string>& args, const std::string& command_line);
 int importMicroCommand(const std::vector<std::string>& args, const std::string& command_line);
+
+// What run and collectives share: where results go and how the run is reported.
+struct RunFlags {
+  std::string db = kDefaultDatabase;
+  std::string tag, html, scaling;
+  std::vector<std::string> sets;
+};
+void addRunFlags(boost::program_options::options_description& options, RunFlags& flags);
+// Runs an experiment: plan, check, sweep, print, report. The exit code says whether every point
+// ran and was right.
+int runExperiment(const Experiment& experiment, const RunFlags& flags,
+                  const std::string& command_line);
 
 // The HTML report's sections for `report --compare BASELINE` and `report --history`.
 std::string compareSection(const Store& store, const std::string& baseline, int64_t run);

@@ -31,6 +31,7 @@ struct CompareFlags {
   std::string db = kDefaultDatabase;
   std::string baseline, candidate, experiment, fail_on, html, tag = "ab";
   bool strict = false, force = false, json = false, ab = false, micro = false;
+  bool exclude_throttled = false;
   double min_change = 0, noise_factor = 0, q = 0;
   int min_repetitions = 0, repetitions = 0;
   std::vector<std::string> sets, micro_args;
@@ -45,6 +46,8 @@ po::options_description compareOptions(CompareFlags& f) {
       "strict", po::bool_switch(&f.strict),
       "Holm (family-wise error) instead of Benjamini-Hochberg")(
       "force", po::bool_switch(&f.force), "compare points of another machine or configuration")(
+      "exclude-throttled", po::bool_switch(&f.exclude_throttled),
+      "leave repetitions during which a GPU throttled out")(
       "fail-on", po::value(&f.fail_on), "improvement: exit 1 on a significant improvement too")(
       "json", po::bool_switch(&f.json), "the compare as JSON on standard output")(
       "html", po::value(&f.html), "also write the candidate's HTML report with the compare")(
@@ -80,6 +83,7 @@ CompareOptions compareSettings(const CompareFlags& f, const po::variables_map& v
   o.fail_on_improvement = !f.fail_on.empty();
   o.strict = f.strict;
   o.force = f.force;
+  o.exclude_throttled = f.exclude_throttled;
   return o;
 }
 

@@ -1,4 +1,4 @@
-// The commands that read stored results: list, show, report, export.
+// The commands that read stored results: list, show, report, export, site.
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "synk/harness/export.h"
 #include "synk/harness/report_html.h"
 #include "synk/harness/report_text.h"
+#include "synk/harness/site.h"
 
 namespace synk::harness {
 namespace {
@@ -18,14 +19,18 @@ namespace po = boost::program_options;
 struct ReadFlags {
   std::string db = kDefaultDatabase;
   std::string run, scaling;
+  bool exclude_throttled = false;
+  SummaryOptions summary() const { return {.exclude_throttled = exclude_throttled}; }
 };
 
 po::options_description readOptions(const char* title, ReadFlags& flags) {
   po::options_description options(title);
   options.add_options()("help,h", "this help")("db", po::value(&flags.db),
                                                "the result database (default results/synk.db)")(
-      "run", po::value(&flags.run), "run id (default: the latest)")(
-      "scaling", po::value(&flags.scaling), "weak or strong (default: the run's)");
+      "run", po::value(&flags.run), "a run id, latest, a baseline or a tag (default: latest)")(
+      "scaling", po::value(&flags.scaling), "weak or strong (default: the run's)")(
+      "exclude-throttled", po::bool_switch(&flags.exclude_throttled),
+      "leave repetitions during which a GPU throttled out of the statistics");
   return options;
 }
 
@@ -52,7 +57,7 @@ int showCommand(const std::vector<std::string>& args, const std::string&) {
   if (printedHelp(values, options, "show [RUN] [--db PATH] [--scaling weak|strong]"))
     return kExitOk;
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const RunData data = loadRun(store, resolveRunId(store, flags.run));
+  const RunData data = loadRun(store, resolveRunRef(store, flags.run), flags.summary());
   printRunContext(stdout, data);
   std::printf("\n");
   printRunTable(stdout, data, scalingOf(flags, data));
@@ -73,7 +78,7 @@ int reportCommand(const std::vector<std::string>& args, const std::string&) {
     return kExitOk;
   if (html.empty()) throw BadInput("where to? synk-bench report [RUN] --html FILE");
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const RunData data = loadRun(store, resolveRunId(store, flags.run));
+  const RunData data = loadRun(store, resolveRunRef(store, flags.run), flags.summary());
   std::string sections;
   if (!compare.empty()) sections += compareSection(store, compare, data.run.id);
   if (history) sections += historySection(store, data.run.experiment);
@@ -94,7 +99,7 @@ int exportCommand(const std::vector<std::string>& args, const std::string&) {
   if (printedHelp(values, options, "export [RUN] --json|--csv [--output FILE]")) return kExitOk;
   if (json == csv) throw BadInput("choose one format: --json or --csv");
   const Store store = Store::open(flags.db, Store::Mode::Read);
-  const int64_t run = resolveRunId(store, flags.run);
+  const int64_t run = resolveRunRef(store, flags.run);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
   std::FILE* out = stdout;
   if (!output.empty()) {
@@ -103,10 +108,25 @@ int exportCommand(const std::vector<std::string>& args, const std::string&) {
     out = file.get();
   }
   if (json) {
-    exportJson(out, store, run);
+    exportJson(out, store, run, flags.summary());
   } else {
     exportCsv(out, store, run);
   }
+  return kExitOk;
+}
+
+int siteCommand(const std::vector<std::string>& args, const std::string&) {
+  std::string db = kDefaultDatabase, dir;
+  po::options_description options("site options");
+  options.add_options()("help,h", "this help")("dir", po::value(&dir), "the folder to write")(
+      "db", po::value(&db), "the result database (default results/synk.db)");
+  const po::variables_map values = parseArgs("site", args, options, {"dir"});
+  if (printedHelp(values, options, "site DIR [--db PATH]")) return kExitOk;
+  if (dir.empty()) throw BadInput("where to? synk-bench site DIR");
+  const Store store = Store::open(db, Store::Mode::Read);
+  const SiteSummary s = writeSite(store, dir);
+  std::printf("%s/index.html: %d run(s) of %d experiment(s), %d page(s)\n", dir.c_str(), s.runs,
+              s.experiments, s.pages);
   return kExitOk;
 }
 

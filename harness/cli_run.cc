@@ -1,11 +1,13 @@
-// The commands that measure: run, plan, collectives.
+// The commands that measure: run and plan (collectives: cli_collectives.cc).
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
+#include <filesystem>
 
 #include "synk/harness/cli_commands.h"
 #include "synk/harness/context.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/estimate.h"
 #include "synk/harness/plan.h"
 #include "synk/harness/report_html.h"
 #include "synk/harness/report_text.h"
@@ -13,15 +15,8 @@
 #include "synk/harness/sweep.h"
 
 namespace synk::harness {
-namespace {
 
 namespace po = boost::program_options;
-
-struct RunFlags {
-  std::string db = kDefaultDatabase;
-  std::string tag, html, scaling;
-  std::vector<std::string> sets;
-};
 
 void addRunFlags(po::options_description& options, RunFlags& flags) {
   options.add_options()("db", po::value(&flags.db),
@@ -33,6 +28,8 @@ void addRunFlags(po::options_description& options, RunFlags& flags) {
       "set", po::value(&flags.sets)->composing(), "override a config key: --set axes.ranks=1,2");
 }
 
+namespace {
+
 void printPlan(std::FILE* out, const Plan& plan) {
   for (const Point& p : plan.points) {
     std::fprintf(out, "%4d  %-8s %s%s\n", p.index, p.skipped ? "skip" : "run", p.label().c_str(),
@@ -40,8 +37,8 @@ void printPlan(std::FILE* out, const Plan& plan) {
   }
 }
 
-// Runs an experiment: plan, check, sweep, print, report. The exit code says whether every point
-// ran and was right.
+}  // namespace
+
 int runExperiment(const Experiment& e, const RunFlags& flags, const std::string& command_line) {
   const MachineContext machine = probeMachine();
   const Plan plan = makePlan(e, machine.limits(), machine.machineKey());
@@ -69,8 +66,6 @@ int runExperiment(const Experiment& e, const RunFlags& flags, const std::string&
   return summary.allOk() ? kExitOk : kExitRunFailed;
 }
 
-}  // namespace
-
 int runCommand(const std::vector<std::string>& args, const std::string& command_line) {
   RunFlags flags;
   std::string file;
@@ -85,12 +80,13 @@ int runCommand(const std::vector<std::string>& args, const std::string& command_
 }
 
 int planCommand(const std::vector<std::string>& args, const std::string&) {
-  std::string file;
+  std::string file, db = kDefaultDatabase;
   std::vector<std::string> sets;
   po::options_description options("plan options");
   options.add_options()("help,h", "this help")(
       "experiment", po::value(&file), "the experiment file")("set", po::value(&sets)->composing(),
-                                                             "override a config key");
+                                                             "override a config key")(
+      "db", po::value(&db), "earlier runs to estimate the time from (default results/synk.db)");
   const po::variables_map values = parseArgs("plan", args, options, {"experiment"});
   if (printedHelp(values, options, "plan EXPERIMENT.ini [--set KEY=VALUE]...")) return kExitOk;
   if (file.empty()) throw BadInput("which experiment? synk-bench plan experiments/quickstart.ini");
@@ -100,49 +96,14 @@ int planCommand(const std::vector<std::string>& args, const std::string&) {
   std::printf("%s (%s): %zu point(s), %d runnable here, %d repetition(s) each\n", e.name.c_str(),
               kindName(e.kind), plan.points.size(), plan.runnable(), e.repetitions);
   printPlan(stdout, plan);
+  // The time it will take, from earlier runs of the same points (none: said so).
+  if (std::filesystem::exists(db)) {
+    const Store store = Store::open(db, Store::Mode::Read);
+    std::printf("time: %s\n", estimatePlan(e, plan, store).describe(db).c_str());
+  } else {
+    std::printf("time: no estimate: no database at %s to take earlier runs from\n", db.c_str());
+  }
   return kExitOk;
-}
-
-int collectivesCommand(const std::vector<std::string>& args, const std::string& command_line) {
-  RunFlags flags;
-  std::string op = "all_reduce", backend = "cpu", ranks = "2", dtype = "float", redop = "sum";
-  std::string min_bytes = "32M", max_bytes = "32M", step_bytes;
-  int64_t factor = 2, iters = 20, warmup = 5, checks = 1, root = 0, repetitions = 1;
-  bool blocking = false;
-  po::options_description options("collectives options (nccl-tests' names where they exist)");
-  options.add_options()("help,h", "this help")(
-      "op", po::value(&op),
-      "all_reduce, broadcast, reduce, all_gather, gather, scatter, all (a list)")(
-      "backend", po::value(&backend), "cpu, host (cuda host-staged), nccl, all (a list)")(
-      "ranks", po::value(&ranks), "rank counts (a list or range)")(
-      "minbytes,b", po::value(&min_bytes), "smallest size (K, M, G suffixes)")(
-      "maxbytes,e", po::value(&max_bytes), "largest size")("stepfactor,f", po::value(&factor),
-                                                           "multiply the size by this")(
-      "stepbytes,i", po::value(&step_bytes), "add this to the size instead")(
-      "iters,n", po::value(&iters), "timed iterations")(
-      "warmup_iters,w", po::value(&warmup), "warm-up iterations")("check,c", po::value(&checks),
-                                                                  "correctness-check iterations")(
-      "datatype,d", po::value(&dtype), "float, double, half, bfloat16, int32, int64, uint8, all")(
-      "redop,o", po::value(&redop), "sum, prod, max, min, avg, all")(
-      "root,r", po::value(&root), "root rank")("blocking,z", po::bool_switch(&blocking),
-                                               "a barrier before every timed iteration")(
-      "repetitions", po::value(&repetitions), "fresh process groups per point (default 1)");
-  addRunFlags(options, flags);
-  const po::variables_map values = parseArgs("collectives", args, options);
-  if (printedHelp(values, options, "collectives [options]")) return kExitOk;
-  const std::string sizes = min_bytes + ":" + max_bytes + ":" +
-                            (step_bytes.empty() ? "x" + std::to_string(factor) : step_bytes);
-  const std::string text =
-      "# synk-bench collectives, from the command line\n[experiment]\n"
-      "kind = collectives\nname = collectives\nrepetitions = " +
-      std::to_string(repetitions) + "\nsteps = " + std::to_string(iters) +
-      "\nwarmup = " + std::to_string(warmup) + "\ncheck = " + std::to_string(checks) +
-      "\nblocking = " + (blocking ? "true" : "false") + "\n[axes]\nop = " + op +
-      "\nbackend = " + backend + "\nranks = " + ranks + "\nbytes = " + sizes +
-      "\ndtype = " + dtype + "\nredop = " + redop + "\nroot = " + std::to_string(root) + "\n";
-  Experiment e = parseExperiment(text, "(command line)", flags.sets);
-  e.file.clear();
-  return runExperiment(e, flags, command_line);
 }
 
 }  // namespace synk::harness

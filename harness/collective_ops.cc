@@ -90,6 +90,10 @@ class HostImage {
   std::vector<std::byte> bytes_;
 };
 
+// What an out-of-place result buffer holds before the op: no pattern, sum (at most 3 a rank, 64
+// ranks), product, max, min or average gives it, and every dtype holds it exactly.
+constexpr double kSentinel = 250;
+
 double tolerance(DType dtype, ReduceOp op) {
   if (op != ReduceOp::Avg) return 0;  // small integers: exact
   if (dtype == DType::Float16) return 1e-3;
@@ -115,8 +119,8 @@ class Bench {
     const size_t e = shape_.element_bytes;
     const bool gathers = p_.op == "gather" || p_.op == "all_gather";
     send_.emplace(device_, (gathers ? shape_.part : p_.op == "scatter" ? 0 : shape_.total) * e + 1);
-    const bool separate_recv = p_.op == "gather" || p_.op == "all_gather" || p_.op == "scatter" ||
-                               (p_.op == "reduce" && !p_.in_place);
+    const bool separate_recv =
+        p_.op == "gather" || p_.op == "all_gather" || p_.op == "scatter" || !p_.in_place;
     if (separate_recv) {
       const size_t count = p_.op == "scatter" ? shape_.part : shape_.total;
       recv_.emplace(device_, count * e + 1);
@@ -158,14 +162,29 @@ class Bench {
       device_.copy(send_->data(), image.data(), image.bytes(), CopyKind::HostToDevice);
       device_.synchronize(waiter);
     }
+    // Out of place the result buffer starts as a value no result has, so an op that leaves it
+    // alone counts as wrong even after an earlier check filled it correctly.
+    if (recv_ && (p_.op == "all_reduce" || p_.op == "broadcast" || p_.op == "reduce")) {
+      HostImage sentinel(p_.dtype, shape_.total);
+      for (size_t i = 0; i < shape_.total; ++i)
+        sentinel.set(i, kSentinel);
+      if (sentinel.bytes() > 0) {
+        device_.copy(recv_->data(), sentinel.data(), sentinel.bytes(), CopyKind::HostToDevice);
+        device_.synchronize(waiter);
+      }
+    }
   }
 
   void run(Waiter& waiter) {
     const ReduceOp op = p_.redop;
     if (p_.op == "all_reduce") {
-      comm_.allReduce({send_->data(), shape_.total, p_.dtype, op}, waiter);
+      AllReduceArgs args{recvOrSend(), shape_.total, p_.dtype, op};
+      if (!p_.in_place) args.send = send_->data();
+      comm_.allReduce(args, waiter);
     } else if (p_.op == "broadcast") {
-      comm_.broadcast({send_->data(), shape_.total, p_.dtype, p_.root}, waiter);
+      BroadcastArgs args{recvOrSend(), shape_.total, p_.dtype, p_.root};
+      if (!p_.in_place) args.send = send_->data();
+      comm_.broadcast(args, waiter);
     } else if (p_.op == "reduce") {
       ReduceArgs args{send_->data(), recvOrSend(), shape_.total, p_.dtype, op, p_.root};
       if (rank_ != p_.root) args.recv = nullptr;
@@ -198,8 +217,7 @@ class Bench {
     const bool whole = p_.op != "scatter";
     HostImage image(p_.dtype, whole ? shape_.total : shape_.part);
     if (image.bytes() > 0) {
-      const void* result =
-          p_.op == "all_reduce" || p_.op == "broadcast" ? send_->data() : recvOrSend();
+      const void* result = recvOrSend();
       device_.copy(image.data(), result, image.bytes(), CopyKind::DeviceToHost);
       device_.synchronize(waiter);
     }
@@ -243,6 +261,10 @@ class Bench {
 
 }  // namespace
 
+int timesPerRank(const CollectiveParams& params) {
+  return params.back_to_back ? 1 : params.iterations;
+}
+
 int64_t CollectiveShape::bytes() const {
   return static_cast<int64_t>(total * element_bytes);
 }
@@ -262,7 +284,7 @@ CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks,
 }
 
 bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times, int64_t& wrong,
-                       std::string& failure) {
+                       std::string& failure, std::vector<GpuReading>* gpus) {
   Barrier& barrier = side.group.barrier();
   Waiter waiter = side.group.commandWaiter("collective " + p.op);
   Bench bench(side, p);
@@ -282,14 +304,31 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
   for (int i = 0; i < p.warmup; ++i)
     bench.run(waiter);
   bench.finish(waiter);
+  GpuTelemetry::Mark mark;
+  if (side.telemetry) mark = side.telemetry->mark();  // the others wait at the barrier
   barrier.arrive(waiter, BarrierSite::CommandStart);
-  for (int i = 0; i < p.iterations; ++i) {
-    if (p.blocking) barrier.arrive(waiter, BarrierSite::CommandStart);
+  if (p.back_to_back) {
+    // nccl-tests' BenchTime: the calls are issued back to back (a cuda rank enqueues them on its
+    // stream; a cpu op is complete when it returns) and the device is synchronised once.
     const auto start = Clock::now();
-    bench.run(waiter);
+    for (int i = 0; i < p.iterations; ++i) {
+      if (p.blocking) barrier.arrive(waiter, BarrierSite::CommandStart);
+      bench.run(waiter);
+      if (p.blocking) bench.finish(waiter);
+    }
     bench.finish(waiter);
-    times[i] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    const auto total = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+    times[0] = std::llround(total / std::max(1, p.iterations));
+  } else {
+    for (int i = 0; i < p.iterations; ++i) {
+      if (p.blocking) barrier.arrive(waiter, BarrierSite::CommandStart);
+      const auto start = Clock::now();
+      bench.run(waiter);
+      bench.finish(waiter);
+      times[i] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    }
   }
+  if (side.telemetry && gpus) *gpus = side.telemetry->since(mark);
   wrong = 0;
   for (int c = 0; c < p.checks; ++c) {
     barrier.arrive(waiter, BarrierSite::CommandStart);  // nobody still reads the last results

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "synk/collectives/registry.h"
@@ -22,27 +23,27 @@ struct Slot {
   int64_t status;  // 0 not run, 1 ok, 2 failed
   int64_t wrong;
   char message[kMessageBytes];
-  int64_t times[1];  // `iterations` of them
+  int64_t times[1];  // timesPerRank() of them
 };
 
 class Results {
  public:
-  Results(int ranks, size_t points, int iterations)
+  Results(int ranks, size_t points, int times_per_rank)
       : points_(points),
-        iterations_(iterations),
-        slot_bytes_((offsetof(Slot, times) + sizeof(int64_t) * std::max(1, iterations) + 63) / 64 *
-                    64),
+        times_(times_per_rank),
+        slot_bytes_((offsetof(Slot, times) + sizeof(int64_t) * std::max(1, times_per_rank) + 63) /
+                    64 * 64),
         mapping_(slot_bytes_ * points * static_cast<size_t>(ranks) + 64) {}
   Slot& at(int rank, size_t point) {
     auto* base = static_cast<std::byte*>(mapping_.data());
     return *reinterpret_cast<Slot*>(base +
                                     (static_cast<size_t>(rank) * points_ + point) * slot_bytes_);
   }
-  int iterations() const { return iterations_; }
+  int timesPerRank() const { return times_; }
 
  private:
   size_t points_;
-  int iterations_;
+  int times_;
   size_t slot_bytes_;
   SharedMapping mapping_;
 };
@@ -57,6 +58,9 @@ struct Job {
   const StopWord& stop;
   Clock::time_point ready{};  // the master saw every rank's backend ready
   bool interrupted = false;
+  std::vector<int> telemetry_gpus;                // CUDA ordinals NVML reads (master)
+  std::vector<std::vector<GpuReading>> readings;  // master: per point, its telemetry
+  SharedCounter* points_done = nullptr;           // master counts finished points here
 };
 
 CollectiveParams paramsOf(const Experiment& e, const Point& p) {
@@ -71,6 +75,7 @@ CollectiveParams paramsOf(const Experiment& e, const Point& p) {
   params.iterations = e.steps;
   params.checks = e.check_iterations;
   params.blocking = e.blocking;
+  params.back_to_back = e.timing == CollectiveTiming::Batch;
   return params;
 }
 
@@ -94,7 +99,13 @@ void rankMain(ProcessGroup& group, Job& job) {
     Waiter ready = group.commandWaiter("every rank's backend");
     group.barrier().arrive(ready, BarrierSite::Startup);
     if (group.isMaster()) job.ready = Clock::now();
-    RankSide side{group, *heap, *backend, job.native};
+    // The master loads NVML now: every rank is forked (gpu_telemetry.h).
+    std::optional<GpuTelemetry> telemetry;
+    if (group.isMaster() && !job.telemetry_gpus.empty()) {
+      telemetry = GpuTelemetry::open(job.telemetry_gpus);
+      job.readings.resize(job.points.size());
+    }
+    RankSide side{group, *heap, *backend, job.native, telemetry ? &*telemetry : nullptr};
     for (; k < job.points.size(); ++k) {
       // The master decides whether to go on, and every rank follows (they stay in step).
       Waiter go = group.commandWaiter("the next point");
@@ -106,14 +117,16 @@ void rankMain(ProcessGroup& group, Job& job) {
       Slot& slot = job.results.at(rank, k);
       std::string failure;
       try {
-        const bool ok = measureCollective(side, paramsOf(job.e, *job.points[k]), slot.times,
-                                          slot.wrong, failure);
+        const bool ok =
+            measureCollective(side, paramsOf(job.e, *job.points[k]), slot.times, slot.wrong,
+                              failure, telemetry ? &job.readings[k] : nullptr);
         slot.status = ok ? 1 : 2;
       } catch (const std::exception& e) {
         failure = e.what();
         slot.status = 2;
       }
       std::strncpy(slot.message, failure.c_str(), kMessageBytes - 1);
+      if (group.isMaster() && job.points_done) job.points_done->add();
       if (group.aborted()) break;
     }
     Waiter end = group.commandWaiter("the end of the job");
@@ -141,6 +154,8 @@ int workerMain(ProcessGroup& group, Job& job) {
   return kExitOk;
 }
 
+// A back-to-back point stores one sample per rank and repetition (step 0: the mean per
+// iteration); a per-iteration point one per iteration.
 PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_message) {
   PointOutcome out;
   out.point = job.points[k]->index;
@@ -154,7 +169,7 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
       continue;
     }
     out.wrong += slot.wrong;
-    for (int i = 0; i < job.results.iterations(); ++i) {
+    for (int i = 0; i < job.results.timesPerRank(); ++i) {
       SampleRecord s;
       s.rank = r;
       s.step = i;
@@ -162,7 +177,8 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
       out.samples.push_back(s);
     }
   }
-  out.steps = job.results.iterations();
+  out.steps = job.e.steps;
+  if (k < job.readings.size()) out.gpus = job.readings[k];
   if (out.status == "ok" && out.wrong > 0) {
     out.status = "wrong";
     out.message = std::to_string(out.wrong) + " wrong element(s)";
@@ -173,7 +189,9 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
 }  // namespace
 
 JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const Point*>& points,
-                                    int /*repetition*/, const StopWord& stop) {
+                                    int /*repetition*/, const StopWord& stop,
+                                    const std::vector<int>& telemetry_gpus,
+                                    SharedCounter* points_done) {
   JobOutcome outcome;
   std::vector<const Point*> runnable;
   for (const Point* p : points) {
@@ -185,7 +203,7 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
     BackendRegistry registry = makeDefaultRegistry();
     BackendFactory* factory = registry.find(first.backend == "cpu" ? "cpu" : "cuda");
     if (!factory) throw InvalidArgument("no backend for " + first.backend);
-    Results results(first.ranks, runnable.size(), e.steps);
+    Results results(first.ranks, runnable.size(), timesPerRank(paramsOf(e, first)));
     Job job{e,
             runnable,
             *factory,
@@ -193,6 +211,8 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
             factory->bindsDevices() ? factory->deviceCount() : 0,
             results,
             stop};
+    job.telemetry_gpus = telemetry_gpus;
+    job.points_done = points_done;
     factory->checkBeforeFork();
     ProcessGroupOptions options;
     options.n_ranks = first.ranks;

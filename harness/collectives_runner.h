@@ -13,8 +13,13 @@
 
 namespace synk::harness {
 
+// `telemetry_gpus`: the CUDA ordinals whose NVML telemetry each point records over its timed
+// iterations (gpu_telemetry.h); empty for none.
+// `points_done`, when given, counts the points measured so far (for the progress line).
 JobOutcome runCollectivesRepetition(const Experiment& experiment,
                                     const std::vector<const Point*>& points, int repetition,
-                                    const StopWord& stop);
+                                    const StopWord& stop,
+                                    const std::vector<int>& telemetry_gpus = {},
+                                    SharedCounter* points_done = nullptr);
 
 }  // namespace synk::harness

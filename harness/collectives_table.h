@@ -20,6 +20,7 @@ struct CollectiveCell {
   std::string status;  // ok | wrong | failed | skipped
   std::string reason;
   double time_s = 0, algbw = 0, busbw = 0;
+  double time_min_s = 0, time_max_s = 0;  // over the point's values (repetitions or iterations)
   int64_t wrong = 0;
 };
 

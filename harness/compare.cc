@@ -12,11 +12,6 @@
 namespace synk::harness {
 namespace {
 
-bool isRunId(const std::string& text) {
-  return !text.empty() && text.size() < 19 &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -25,22 +20,70 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-// The resolved-configuration lines that differ ("a -> b"), leaving out the compare thresholds
-// (they decide how runs are compared, not what was measured); at most three, then a count.
+// "key = value" lines -> key -> value.
+std::map<std::string, std::string> settings(const std::string& resolved) {
+  std::map<std::string, std::string> out;
+  for (const std::string& line : lines(resolved)) {
+    const size_t eq = line.find(" = ");
+    if (eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 3);
+  }
+  return out;
+}
+
+// Settings that change what a point computes (its comparability key: model options, inputs,
+// the step, the plugin, the axes) come first; how it was measured (repetitions, steps,
+// timeouts, the seed) after: a note must lead with the setting that explains the difference.
+int importance(const std::string& key) {
+  static const std::set<std::string> identity = {
+      "experiment.name",    "experiment.kind",     "experiment.plugin", "experiment.step",
+      "experiment.scaling", "experiment.blocking", "experiment.timing"};
+  if (key.rfind("experiment.", 0) != 0 || identity.count(key)) return 0;
+  return 1;
+}
+
+// The resolved-configuration settings that differ ("model.lr: 0.1 -> 0.5", "+model.wd = 1"),
+// leaving out the compare thresholds (they decide how runs are compared, not what was measured);
+// what changes the computation first, at most four, then how many more and which.
 std::string configDifference(const RunRecord& a, const RunRecord& b) {
-  const std::vector<std::string> left = lines(a.config_resolved), right = lines(b.config_resolved);
-  const std::set<std::string> in_left(left.begin(), left.end()),
-      in_right(right.begin(), right.end());
-  std::vector<std::string> differ;
-  for (const std::string& line : left)
-    if (!in_right.count(line) && line.rfind("compare.", 0) != 0) differ.push_back("-" + line);
-  for (const std::string& line : right)
-    if (!in_left.count(line) && line.rfind("compare.", 0) != 0) differ.push_back("+" + line);
+  const auto left = settings(a.config_resolved), right = settings(b.config_resolved);
+  std::vector<std::pair<int, std::string>> differ;  // importance, text
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : left)
+    keys.push_back(key);
+  for (const auto& [key, value] : right)
+    if (!left.count(key)) keys.push_back(key);
+  for (const std::string& key : keys) {
+    if (key.rfind("compare.", 0) == 0) continue;
+    const auto l = left.find(key), r = right.find(key);
+    std::string text;
+    if (l == left.end()) {
+      text = "+" + key + " = " + r->second;
+    } else if (r == right.end()) {
+      text = "-" + key + " = " + l->second;
+    } else if (l->second != r->second) {
+      text = key + ": " + l->second + " -> " + r->second;
+    } else {
+      continue;
+    }
+    differ.push_back({importance(key), text});
+  }
+  std::stable_sort(differ.begin(), differ.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
   if (differ.empty()) return a.experiment == b.experiment ? "the comparability keys differ" : "";
+  constexpr size_t kShown = 4;
   std::string out;
-  for (size_t i = 0; i < differ.size() && i < 3; ++i)
-    out += (i ? "; " : "") + differ[i];
-  if (differ.size() > 3) out += "; and " + std::to_string(differ.size() - 3) + " more";
+  for (size_t i = 0; i < differ.size() && i < kShown; ++i)
+    out += (i ? "; " : "") + differ[i].second;
+  if (differ.size() > kShown) {
+    out += "; and " + std::to_string(differ.size() - kShown) + " more (";
+    for (size_t i = kShown; i < differ.size(); ++i) {
+      const std::string& t = differ[i].second;
+      const size_t end = t.find_first_of(":= ");
+      out += (i > kShown ? ", " : "") + t.substr(t[0] == '+' || t[0] == '-' ? 1 : 0,
+                                                 end - (t[0] == '+' || t[0] == '-' ? 1 : 0));
+    }
+    out += ")";
+  }
   return out;
 }
 
@@ -86,23 +129,6 @@ std::optional<ScalingCompare> scalingCompare(const Store& store, const RunCompar
 
 }  // namespace
 
-int64_t resolveRunRef(const Store& store, const std::string& text) {
-  if (isRunId(text)) {
-    const int64_t id = std::atoll(text.c_str());
-    if (!store.run(id)) throw BadInput("no run " + text + " in " + store.path());
-    return id;
-  }
-  if (text == "latest") return resolveRunId(store, text);
-  if (const auto named = store.baseline(text)) return *named;
-  for (const RunRecord& run : store.runs())  // newest first
-    if (!text.empty() && run.tag == text) return run.id;
-  std::string known;
-  for (const auto& [name, run] : store.baselines())
-    known += (known.empty() ? "" : ", ") + name;
-  throw BadInput("'" + text + "' is no run id, baseline or tag in " + store.path() +
-                 (known.empty() ? " (no baselines named yet)" : " (baselines: " + known + ")"));
-}
-
 RegressionThresholds runThresholds(const RunRecord& run) {
   RegressionThresholds t;
   for (const std::string& line : lines(run.config_resolved)) {
@@ -139,23 +165,41 @@ std::string machineDifference(const RunRecord& a, const RunRecord& b) {
   return out;
 }
 
-std::string pointLabel(const std::map<std::string, std::string>& axes) {
-  std::string head, rest;
-  for (const auto& [name, value] : axes) {
-    if (name == "backend" || name == "benchmark")
-      head += (head.empty() ? "" : " ") + value;
-    else
-      rest += " " + name + "=" + value;
+std::vector<double> repetitionValues(const Store& store, const PointRecord& point,
+                                     const std::string& kind, const SummaryOptions& options) {
+  std::vector<SampleRecord> samples = store.samples(point.id);
+  const std::vector<RepetitionRecord> repetitions = store.repetitions(point.id);
+  if (kind == "collectives") {
+    if (options.exclude_throttled) {
+      const std::vector<int> throttled = throttledRepetitions(repetitions);
+      std::erase_if(samples, [&](const SampleRecord& s) {
+        return std::find(throttled.begin(), throttled.end(), s.repetition) != throttled.end();
+      });
+    }
+    return slowestRankRepetitionMedians(samples);
   }
-  return head.empty() && !rest.empty() ? rest.substr(1) : head + rest;
+  return summarizePoint(samples, repetitions, options).repetition_medians;
 }
 
-std::vector<double> repetitionValues(const Store& store, const PointRecord& point,
-                                     const std::string& kind) {
-  const std::vector<SampleRecord> samples = store.samples(point.id);
-  if (kind == "collectives") return slowestRankRepetitionMedians(samples);
-  return summarizePoint(samples, store.repetitions(point.id)).repetition_medians;
+namespace {
+
+// A train point's joules per sample (median energy per step of every GPU it used, over the
+// rows one step processes), where NVML measured it.
+std::optional<double> joulesPerSample(const Store& store, const RunRecord& run,
+                                      const PointRecord& point, const SummaryOptions& options) {
+  if (run.kind != "train") return std::nullopt;
+  const PointSummary s = summarizePoint({}, store.repetitions(point.id), options);
+  const auto axis = [&](const char* name) {
+    const auto found = point.axes.find(name);
+    return found == point.axes.end() ? int64_t{0} : std::atoll(found->second.c_str());
+  };
+  const int64_t rows =
+      runScaling(run) == Scaling::Weak ? axis("batch") * axis("ranks") : axis("batch");
+  if (!s.energy_per_step_j || rows <= 0) return std::nullopt;
+  return *s.energy_per_step_j / double(rows);
 }
+
+}  // namespace
 
 int RunCompare::count(Verdict verdict) const {
   return static_cast<int>(std::count_if(points.begin(), points.end(), [&](const PointCompare& p) {
@@ -248,8 +292,11 @@ RunCompare compareRuns(const Store& store, int64_t baseline, int64_t candidate,
     if (cand) row.candidate_key = cand->key;
     if (base && cand && s.incomparable.empty()) {
       row.forced = base->key != cand->key;
-      row.baseline_values = s.baseline = repetitionValues(store, *base, b.kind);
-      row.candidate_values = s.candidate = repetitionValues(store, *cand, c.kind);
+      const SummaryOptions summary{.exclude_throttled = options.exclude_throttled};
+      row.baseline_values = s.baseline = repetitionValues(store, *base, b.kind, summary);
+      row.candidate_values = s.candidate = repetitionValues(store, *cand, c.kind, summary);
+      row.baseline_joules_per_sample = joulesPerSample(store, b, *base, summary);
+      row.candidate_joules_per_sample = joulesPerSample(store, c, *cand, summary);
     }
     samples.push_back(std::move(s));
     rc.points.push_back(std::move(row));

@@ -11,14 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "synk/harness/report_data.h"
 #include "synk/harness/significance.h"
 #include "synk/harness/store.h"
 
 namespace synk::harness {
-
-// "12" (a run id), "latest", a baseline's name, or a tag (the newest run with it), tried in that
-// order. Throws BadInput naming what was looked for.
-int64_t resolveRunRef(const Store& store, const std::string& text);
 
 struct CompareOptions {
   // Thresholds given on the command line; the rest come from the baseline run's configuration
@@ -28,6 +25,7 @@ struct CompareOptions {
   bool strict = false;               // Holm instead of Benjamini-Hochberg
   bool force = false;                // compare pairs whose keys differ, saying so
   bool fail_on_improvement = false;  // exit 1 on a significant improvement too
+  bool exclude_throttled = false;    // leave repetitions on a throttled GPU out
 };
 
 // The speedup of a point against its run's 1-rank point of the same other axes (train runs).
@@ -44,6 +42,8 @@ struct PointCompare {
   PointComparison result;  // the verdict, change, test; `reason` when incomparable
   bool forced = false;     // keys differ, compared under --force
   std::optional<ScalingCompare> scaling;
+  // Train points where NVML measured energy: joules per sample of each run (median).
+  std::optional<double> baseline_joules_per_sample, candidate_joules_per_sample;
 };
 
 struct RunCompare {
@@ -65,15 +65,12 @@ RunCompare compareRuns(const Store& store, int64_t baseline, int64_t candidate,
 
 // One value per repetition of a stored point (seconds), as described above.
 std::vector<double> repetitionValues(const Store& store, const PointRecord& point,
-                                     const std::string& kind);
+                                     const std::string& kind, const SummaryOptions& options = {});
 
 // The thresholds a run's resolved configuration sets ([compare]), over the defaults.
 RegressionThresholds runThresholds(const RunRecord& run);
 
 // What differs between two runs' machines ("gpus: 1 x NVIDIA H100 vs 2 x NVIDIA H100"), or "".
 std::string machineDifference(const RunRecord& a, const RunRecord& b);
-
-// A point's label from its axes: backend first, then name=value.
-std::string pointLabel(const std::map<std::string, std::string>& axes);
 
 }  // namespace synk::harness

@@ -66,68 +66,98 @@ std::string medianText(const std::vector<double>& values, double median) {
   return values.empty() ? "-" : formatSeconds(median);
 }
 
+bool hasEnergy(const RunCompare& c) {
+  for (const PointCompare& p : c.points)
+    if (p.baseline_joules_per_sample || p.candidate_joules_per_sample) return true;
+  return false;
+}
+
+// "1.2 mJ -> 1.1 mJ (-8.3 %)": joules per sample of both runs, where measured.
+std::string energyText(const PointCompare& p) {
+  auto joules = [](const std::optional<double>& j) {
+    if (!j) return std::string("-");
+    return *j >= 1 ? formatFixed(*j, 2) + " J" : formatFixed(*j * 1e3, 3) + " mJ";
+  };
+  std::string out =
+      joules(p.baseline_joules_per_sample) + " -> " + joules(p.candidate_joules_per_sample);
+  if (p.baseline_joules_per_sample && p.candidate_joules_per_sample) {
+    out += " (" +
+           percent(*p.candidate_joules_per_sample / *p.baseline_joules_per_sample - 1, true) + ")";
+  }
+  return out;
+}
+
 bool hasScaling(const RunCompare& c) {
   for (const PointCompare& p : c.points)
     if (p.scaling) return true;
   return false;
 }
 
-std::string jsonValues(const std::vector<double>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    out += (i ? "," : "") + jsonNumber(values[i]);
-  return out + "]";
+OrderedJson jsonValues(const std::vector<double>& values) {
+  OrderedJson out = OrderedJson::array();
+  for (double v : values)
+    out.push_back(jsonNumber(v));
+  return out;
 }
 
-std::string jsonRun(const RunRecord& r, const std::string& status) {
-  return "{\"run\":" + std::to_string(r.id) + ",\"experiment\":" + jsonString(r.experiment) +
-         ",\"kind\":" + jsonString(r.kind) + ",\"tag\":" + jsonString(r.tag) +
-         ",\"commit\":" + jsonString(r.commit) + ",\"dirty\":" + (r.dirty ? "true" : "false") +
-         ",\"status\":" + jsonString(status) + ",\"machine_key\":" + jsonString(r.machine_key) +
-         "}";
+OrderedJson jsonRun(const RunRecord& r, const std::string& status) {
+  return {{"run", r.id},      {"experiment", r.experiment},  {"kind", r.kind},
+          {"tag", r.tag},     {"commit", r.commit},          {"dirty", r.dirty},
+          {"status", status}, {"machine_key", r.machine_key}};
 }
 
-std::string jsonSide(const std::vector<double>& values, double median) {
-  return "{\"repetitions\":" + std::to_string(values.size()) +
-         ",\"median_s\":" + (values.empty() ? "null" : jsonNumber(median)) +
-         ",\"values_s\":" + jsonValues(values) + "}";
+OrderedJson jsonSide(const std::vector<double>& values, double median) {
+  return {{"repetitions", values.size()},
+          {"median_s", values.empty() ? OrderedJson(nullptr) : jsonNumber(median)},
+          {"values_s", jsonValues(values)}};
 }
 
-std::string jsonInterval(const Interval& i) {
-  return "[" + jsonNumber(i.low) + "," + jsonNumber(i.high) + "]";
+OrderedJson jsonInterval(const Interval& i) {
+  return OrderedJson::array({jsonNumber(i.low), jsonNumber(i.high)});
 }
 
-std::string jsonPoint(const PointCompare& p) {
+OrderedJson jsonPoint(const PointCompare& p) {
   const PointComparison& r = p.result;
   const bool tested = r.test.can_reach_significance && r.verdict != Verdict::Incomparable;
-  std::string out = "{\"label\":" + jsonString(p.label) + ",\"axes\":" + toJson(p.axes) +
-                    ",\"baseline_key\":" + jsonString(p.baseline_key) +
-                    ",\"candidate_key\":" + jsonString(p.candidate_key) +
-                    ",\"verdict\":" + jsonString(verdictName(r.verdict)) +
-                    ",\"reason\":" + jsonString(r.reason) +
-                    ",\"forced\":" + (p.forced ? "true" : "false") +
-                    ",\"baseline\":" + jsonSide(p.baseline_values, r.baseline_median) +
-                    ",\"candidate\":" + jsonSide(p.candidate_values, r.candidate_median);
   const bool measured = !p.baseline_values.empty() && !p.candidate_values.empty();
-  out += ",\"change\":" + (measured ? jsonNumber(r.change) : "null");
-  out += ",\"noise\":" + (measured ? jsonNumber(r.noise) : "null");
-  out += ",\"threshold\":" + (measured ? jsonNumber(r.threshold) : "null");
-  out += ",\"p\":" + (measured ? jsonNumber(r.test.p) : "null");
-  out += ",\"p_adjusted\":" + (tested ? jsonNumber(r.p_adjusted) : "null");
-  out += std::string(",\"exact\":") + (r.test.exact ? "true" : "false");
-  out += ",\"min_p\":" + (measured ? jsonNumber(r.test.min_p) : "null");
-  out += std::string(",\"can_reach_significance\":") +
-         (r.test.can_reach_significance ? "true" : "false");
-  if (!p.scaling) return out + ",\"scaling\":null}";
+  auto measuredNumber = [&](double v) { return measured ? jsonNumber(v) : OrderedJson(nullptr); };
+  OrderedJson out = {{"label", p.label},
+                     {"axes", p.axes},
+                     {"baseline_key", p.baseline_key},
+                     {"candidate_key", p.candidate_key},
+                     {"verdict", verdictName(r.verdict)},
+                     {"reason", r.reason},
+                     {"forced", p.forced},
+                     {"baseline", jsonSide(p.baseline_values, r.baseline_median)},
+                     {"candidate", jsonSide(p.candidate_values, r.candidate_median)},
+                     {"change", measuredNumber(r.change)},
+                     {"noise", measuredNumber(r.noise)},
+                     {"threshold", measuredNumber(r.threshold)},
+                     {"p", measuredNumber(r.test.p)},
+                     {"p_adjusted", tested ? jsonNumber(r.p_adjusted) : OrderedJson(nullptr)},
+                     {"exact", r.test.exact},
+                     {"min_p", measuredNumber(r.test.min_p)},
+                     {"can_reach_significance", r.test.can_reach_significance},
+                     {"baseline_joules_per_sample", p.baseline_joules_per_sample
+                                                        ? jsonNumber(*p.baseline_joules_per_sample)
+                                                        : OrderedJson(nullptr)},
+                     {"candidate_joules_per_sample",
+                      p.candidate_joules_per_sample ? jsonNumber(*p.candidate_joules_per_sample)
+                                                    : OrderedJson(nullptr)}};
+  if (!p.scaling) {
+    out["scaling"] = nullptr;
+    return out;
+  }
   const ScalingChange& s = p.scaling->change;
-  return out + ",\"scaling\":{\"ranks\":" + std::to_string(p.scaling->ranks) +
-         ",\"baseline_speedup\":" + jsonNumber(s.baseline_speedup) +
-         ",\"candidate_speedup\":" + jsonNumber(s.candidate_speedup) +
-         ",\"speedup_change\":" + jsonNumber(s.speedup_change) +
-         ",\"speedup_interval\":" + jsonInterval(s.speedup_interval) +
-         ",\"efficiency_change\":" + jsonNumber(s.efficiency_change) +
-         ",\"efficiency_interval\":" + jsonInterval(s.efficiency_interval) +
-         ",\"verdict\":" + jsonString(verdictName(s.verdict)) + "}}";
+  out["scaling"] = {{"ranks", p.scaling->ranks},
+                    {"baseline_speedup", jsonNumber(s.baseline_speedup)},
+                    {"candidate_speedup", jsonNumber(s.candidate_speedup)},
+                    {"speedup_change", jsonNumber(s.speedup_change)},
+                    {"speedup_interval", jsonInterval(s.speedup_interval)},
+                    {"efficiency_change", jsonNumber(s.efficiency_change)},
+                    {"efficiency_interval", jsonInterval(s.efficiency_interval)},
+                    {"verdict", verdictName(s.verdict)}};
+  return out;
 }
 
 std::string summaryLine(const RunCompare& c) {
@@ -160,6 +190,7 @@ void printCompare(std::FILE* out, const RunCompare& c) {
   for (const std::string& note : c.notes)
     std::fprintf(out, "note: %s\n", note.c_str());
   const bool scaling = hasScaling(c);
+  const bool energy = hasEnergy(c);
   TextTable table;
   table.column("point", false);
   for (const char* h : {"baseline", "candidate", "change", "noise", "n", "p (adj)"})
@@ -169,6 +200,7 @@ void printCompare(std::FILE* out, const RunCompare& c) {
     for (const char* h : {"speedup", "speedup change [95% CI]", "efficiency change"})
       table.column(h);
   }
+  if (energy) table.column("energy per sample");
   table.column("note", false);
   for (const PointCompare& p : c.points) {
     const PointComparison& r = p.result;
@@ -187,6 +219,7 @@ void printCompare(std::FILE* out, const RunCompare& c) {
       row.push_back(speedupChangeText(p));
       row.push_back(efficiencyChangeText(p));
     }
+    if (energy) row.push_back(energyText(p));
     row.push_back(noteText(p));
     table.row(row);
   }
@@ -196,26 +229,30 @@ void printCompare(std::FILE* out, const RunCompare& c) {
 
 std::string compareJson(const RunCompare& c) {
   const RegressionThresholds& t = c.thresholds;
-  std::string out = "{\"schema\":\"synk-bench-compare/1\",\"exit\":" + std::to_string(c.exit_code) +
-                    ",\"forced\":" + (c.forced ? "true" : "false") +
-                    ",\"incomplete\":" + (c.incomplete ? "true" : "false") +
-                    ",\"thresholds\":{\"q\":" + jsonNumber(t.q) +
-                    ",\"correction\":" + jsonString(t.strict ? "holm" : "benjamini-hochberg") +
-                    ",\"min_change\":" + jsonNumber(t.min_change) +
-                    ",\"noise_factor\":" + jsonNumber(t.noise_factor) +
-                    ",\"min_repetitions\":" + std::to_string(t.min_repetitions) + "}" +
-                    ",\"baseline\":" + jsonRun(c.baseline, c.baseline_status) +
-                    ",\"candidate\":" + jsonRun(c.candidate, c.candidate_status) + ",\"notes\":[";
-  for (size_t i = 0; i < c.notes.size(); ++i)
-    out += (i ? "," : "") + jsonString(c.notes[i]);
-  out += "],\"summary\":{\"worse\":" + std::to_string(c.count(Verdict::Worse)) +
-         ",\"better\":" + std::to_string(c.count(Verdict::Better)) +
-         ",\"same\":" + std::to_string(c.count(Verdict::Same)) +
-         ",\"incomparable\":" + std::to_string(c.count(Verdict::Incomparable)) +
-         ",\"skipped_in_both\":" + std::to_string(c.skipped_in_both) + "},\"points\":[";
-  for (size_t i = 0; i < c.points.size(); ++i)
-    out += (i ? "," : "") + jsonPoint(c.points[i]);
-  return out + "]}\n";
+  OrderedJson points = OrderedJson::array();
+  for (const PointCompare& p : c.points)
+    points.push_back(jsonPoint(p));
+  const OrderedJson out = {{"schema", "synk-bench-compare/1"},
+                           {"exit", c.exit_code},
+                           {"forced", c.forced},
+                           {"incomplete", c.incomplete},
+                           {"thresholds",
+                            {{"q", jsonNumber(t.q)},
+                             {"correction", t.strict ? "holm" : "benjamini-hochberg"},
+                             {"min_change", jsonNumber(t.min_change)},
+                             {"noise_factor", jsonNumber(t.noise_factor)},
+                             {"min_repetitions", t.min_repetitions}}},
+                           {"baseline", jsonRun(c.baseline, c.baseline_status)},
+                           {"candidate", jsonRun(c.candidate, c.candidate_status)},
+                           {"notes", c.notes},
+                           {"summary",
+                            {{"worse", c.count(Verdict::Worse)},
+                             {"better", c.count(Verdict::Better)},
+                             {"same", c.count(Verdict::Same)},
+                             {"incomparable", c.count(Verdict::Incomparable)},
+                             {"skipped_in_both", c.skipped_in_both}}},
+                           {"points", std::move(points)}};
+  return out.dump() + "\n";
 }
 
 std::string compareHtmlSection(const RunCompare& c) {

@@ -7,7 +7,8 @@
 // commit, dirty, status, machine_key}, candidate {...}, notes [...], summary {worse, better,
 // same, incomparable, skipped_in_both}, points [{label, axes {}, baseline_key, candidate_key,
 // verdict, reason, forced, baseline {repetitions, median_s, values_s []}, candidate {...},
-// change, noise, threshold, p, p_adjusted, exact, min_p, can_reach_significance, scaling null |
+// change, noise, threshold, p, p_adjusted, exact, min_p, can_reach_significance,
+// baseline_joules_per_sample, candidate_joules_per_sample (null without NVML), scaling null |
 // {ranks, baseline_speedup, candidate_speedup, speedup_change, speedup_interval [lo, hi],
 // efficiency_change, efficiency_interval [lo, hi], verdict}}]}. Times in seconds, changes as
 // fractions (0.1 = 10 % slower); a number that is not finite is null.

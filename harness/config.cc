@@ -75,7 +75,7 @@ class Reader {
   int64_t integer(int64_t min, int64_t max) const {
     int64_t v = 0;
     try {
-      v = parseSize(entry_.value);
+      v = parseCount(entry_.value);
     } catch (const BadInput& e) {
       fail(e.what());
     }
@@ -100,10 +100,10 @@ class Reader {
     if (v == "false" || v == "no" || v == "off" || v == "0") return false;
     fail("must be true or false");
   }
-  std::vector<int64_t> intAxis(int64_t min) const {
+  std::vector<int64_t> intAxis(int64_t min, Unit unit = Unit::Count) const {
     if (trim(entry_.value).empty()) fail("an axis needs at least one value");
     try {
-      return parseIntAxis(entry_.value, min);
+      return parseIntAxis(entry_.value, min, unit);
     } catch (const BadInput& e) {
       fail(e.what());
     }
@@ -150,7 +150,7 @@ std::vector<Dim> parseShape(const Reader& r) {
       continue;
     }
     try {
-      const int64_t v = parseSize(item);
+      const int64_t v = parseCount(item);
       if (v < 0) r.fail("a dimension cannot be negative");
       shape.push_back({false, v});
     } catch (const BadInput& e) {
@@ -223,6 +223,10 @@ std::map<std::string, Handler> commonKeys() {
        [](Experiment& e, const Reader& r) { e.seed = uint64_t(r.integer(0, INT64_MAX)); }},
       {"experiment.oversubscribe",
        [](Experiment& e, const Reader& r) { e.oversubscribe = r.boolean(); }},
+      {"experiment.gpu_telemetry",
+       [](Experiment& e, const Reader& r) {
+         e.gpu_telemetry = r.oneOf({"used", "all", "none"});
+       }},
       {"axes.ranks", [](Experiment& e, const Reader& r) { e.axes.ranks = r.intAxis(1); }},
       {"compare.min_change",
        [](Experiment& e, const Reader& r) { e.compare.min_change = r.number(0); }},
@@ -276,13 +280,19 @@ std::map<std::string, Handler> collectiveKeys() {
       {"experiment.check",
        [](Experiment& e, const Reader& r) { e.check_iterations = int(r.integer(0, 1000)); }},
       {"experiment.blocking", [](Experiment& e, const Reader& r) { e.blocking = r.boolean(); }},
+      {"experiment.timing",
+       [](Experiment& e, const Reader& r) {
+         e.timing = r.oneOf({"batch", "iteration"}) == "batch" ? CollectiveTiming::Batch
+                                                               : CollectiveTiming::Iteration;
+       }},
       {"axes.backend",
        [](Experiment& e, const Reader& r) {
          e.axes.backend = r.nameAxis(kCollectiveBackends, true);
        }},
       {"axes.op",
        [](Experiment& e, const Reader& r) { e.axes.op = r.nameAxis(kCollectiveOps, true); }},
-      {"axes.bytes", [](Experiment& e, const Reader& r) { e.axes.bytes = r.intAxis(0); }},
+      {"axes.bytes",
+       [](Experiment& e, const Reader& r) { e.axes.bytes = r.intAxis(0, Unit::Bytes); }},
       {"axes.dtype",
        [](Experiment& e, const Reader& r) {
          std::vector<std::string> names;
@@ -421,13 +431,19 @@ const char* kindName(ExperimentKind kind) {
   return kind == ExperimentKind::Train ? "train" : "collectives";
 }
 
+const char* timingName(CollectiveTiming timing) {
+  return timing == CollectiveTiming::Batch ? "batch" : "iteration";
+}
+
 const char* scalingName(Scaling scaling) {
   return scaling == Scaling::Weak ? "weak" : "strong";
 }
 
 Experiment parseExperiment(const std::string& text, const std::string& origin,
-                           const std::vector<std::string>& overrides) {
+                           const std::vector<std::string>& overrides, const Entries& flags) {
   Entries entries = readConfigEntries(text, origin);
+  for (const auto& [key, entry] : flags)
+    entries[key] = entry;
   applyOverrides(entries, overrides);
   // A step given on the command line replaces the file's, whichever of the two keys each used.
   const auto function = entries.find("experiment.function"), step = entries.find("experiment.step");
@@ -449,6 +465,7 @@ Experiment parseExperiment(const std::string& text, const std::string& origin,
   const std::map<std::string, Handler> keys =
       e.kind == ExperimentKind::Train ? trainKeys() : collectiveKeys();
   for (const auto& [key, entry] : entries) {
+    e.origin[key] = entry.where;
     const Reader reader(key, entry);
     const auto handler = keys.find(key);
     if (handler != keys.end()) {
@@ -471,6 +488,12 @@ Experiment loadExperiment(const std::string& path, const std::vector<std::string
   std::ostringstream text;
   text << in.rdbuf();
   return parseExperiment(text.str(), path, overrides);
+}
+
+std::string describeSetting(const Experiment& e, const std::string& key, const std::string& value) {
+  const auto found = e.origin.find(key);
+  const std::string where = found != e.origin.end() ? found->second : e.file;
+  return (where.empty() ? "" : where + ": ") + key + " = '" + value + "'";
 }
 
 std::string Experiment::stepText() const {

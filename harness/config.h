@@ -5,9 +5,10 @@
 //
 //   [experiment]  name, description, kind (train | collectives), repetitions, warmup,
 //                 warmup_time, steps, min_time, max_steps, timeout, repetition_timeout, seed,
-//                 oversubscribe, scaling (weak | strong)                          (both kinds)
+//                 oversubscribe, scaling (weak | strong), gpu_telemetry (used | all |
+//                 none: whose clocks, power and energy NVML records)                 (both kinds)
 //                 plugin, function | step, check                                 (train)
-//                 check, blocking                                                (collectives)
+//                 check, blocking, timing (batch | iteration)                    (collectives)
 //   [model]       any key: a model option passed to Session::load (plugin-defined)
 //   [input.NAME]  shape (dims or `batch`), dtype, range (lo:hi), broadcast       (train)
 //   [axes]        ranks, backend, batch, collectives, model.OPTION, precision    (train)
@@ -25,10 +26,16 @@
 #include <string>
 #include <vector>
 
+#include "synk/harness/config_file.h"
+
 namespace synk::harness {
 
 enum class ExperimentKind { Train, Collectives };
 enum class Scaling { Weak, Strong };
+// How a collectives point is timed. Batch (nccl-tests' method): n iterations back to back, one
+// synchronisation, the mean per iteration; each rank stores one sample per repetition. Iteration:
+// every iteration synchronised and timed alone, one sample each (a distribution, slower ops).
+enum class CollectiveTiming { Batch, Iteration };
 
 // One dimension of a synthetic input: a number, or the symbol `batch` (the rows one call
 // scatters: ranks x per-rank batch in weak scaling, the batch itself in strong scaling).
@@ -89,6 +96,9 @@ struct Experiment {
   std::string file;                    // where it was read from ("" for one built from flags)
   std::string text;                    // the file's full text, stored with the run
   std::vector<std::string> overrides;  // the --set arguments, in order
+  // Where each key given was set ("quickstart.ini:7", "--set model.lr=0.5", "--op all_scatter"):
+  // later checks (the plugin, its model options) name it in their messages.
+  std::map<std::string, std::string> origin;
 
   // measurement
   int repetitions = 5;
@@ -101,6 +111,8 @@ struct Experiment {
   double repetition_timeout = 3600;  // seconds: a repetition still running then is killed
   uint64_t seed = 1;
   bool oversubscribe = false;  // run CPU points with more ranks than hardware threads
+  // Which GPUs' telemetry (NVML) each repetition records: used (the point's), all, none.
+  std::string gpu_telemetry = "used";
   Scaling scaling = Scaling::Weak;
 
   // train
@@ -113,6 +125,7 @@ struct Experiment {
   // collectives
   int check_iterations = 1;  // nccl-tests' -c
   bool blocking = false;     // nccl-tests' -z: synchronise after every iteration
+  CollectiveTiming timing = CollectiveTiming::Batch;
 
   Axes axes;
   CompareSettings compare;
@@ -126,12 +139,21 @@ struct Experiment {
 
 // Reads `path` and applies `overrides` ("key=value" each).
 Experiment loadExperiment(const std::string& path, const std::vector<std::string>& overrides = {});
-// The same from text already in memory (`origin` names it in messages).
+// The same from text already in memory (`origin` names it in messages). `flags` are entries a
+// command line set (`synk-bench collectives -n 20`), each naming its flag: applied over the text
+// and under the overrides.
 Experiment parseExperiment(const std::string& text, const std::string& origin,
-                           const std::vector<std::string>& overrides = {});
+                           const std::vector<std::string>& overrides = {},
+                           const std::map<std::string, ConfigEntry>& flags = {});
+
+// "experiments/quickstart.ini:7: experiment.plugin = 'nope'": where a key was set and its value,
+// for messages about it; the experiment's file when the key was not given.
+std::string describeSetting(const Experiment& experiment, const std::string& key,
+                            const std::string& value);
 
 const char* kindName(ExperimentKind kind);
 const char* scalingName(Scaling scaling);
+const char* timingName(CollectiveTiming timing);  // "batch", "iteration"
 
 // The names a train experiment accepts per axis (for messages and the CLI's help).
 extern const std::vector<std::string> kBackends;            // cpu, cuda

@@ -44,6 +44,7 @@ std::string Experiment::canonical() const {
       {"experiment.repetition_timeout", numberText(repetition_timeout)},
       {"experiment.seed", std::to_string(seed)},
       {"experiment.oversubscribe", oversubscribe ? "true" : "false"},
+      {"experiment.gpu_telemetry", gpu_telemetry},
       {"axes.ranks", listText(axes.ranks)},
       {"axes.backend", listText(axes.backend)},
       {"compare.min_change", numberText(compare.min_change)},
@@ -79,6 +80,7 @@ std::string Experiment::canonical() const {
   } else {
     lines["experiment.check"] = std::to_string(check_iterations);
     lines["experiment.blocking"] = blocking ? "true" : "false";
+    lines["experiment.timing"] = timingName(timing);
     lines["axes.op"] = listText(axes.op);
     lines["axes.bytes"] = listText(axes.bytes);
     lines["axes.dtype"] = listText(axes.dtype);

@@ -166,6 +166,18 @@ SourceState sourceState() {
   return state;
 }
 
+std::string versionLine() {
+  const SourceState source = sourceState();
+  std::string line = std::string("synk-bench ") + SYNK_VERSION + " (commit " +
+                     source.commit.substr(0, 10) + (source.dirty ? "+dirty" : "") + ", " +
+                     (std::string(SYNK_BUILD_TYPE).empty() ? "default" : SYNK_BUILD_TYPE) +
+                     " build";
+  if (!std::string(SYNK_CUDA_TOOLKIT_VERSION).empty()) {
+    line += std::string(", CUDA ") + SYNK_CUDA_TOOLKIT_VERSION;
+  }
+  return line + ")";
+}
+
 std::string isoNow() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};

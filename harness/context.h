@@ -40,6 +40,8 @@ struct SourceState {
 };
 // The commit of the source tree synk-bench was built from, and whether it has changes.
 SourceState sourceState();
+// "synk-bench 0.1.0 (commit 8db2512b1c, Release build, CUDA 13.0.88)": what --version prints.
+std::string versionLine();
 // That source tree's path, as it was at build time.
 std::string sourceDirectory();
 

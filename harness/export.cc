@@ -2,9 +2,11 @@
 
 #include <set>
 
+#include "synk/harness/context.h"
 #include "synk/harness/errors.h"
 #include "synk/harness/json.h"
 #include "synk/harness/report_data.h"
+#include "synk/harness/summary_json.h"
 
 namespace synk::harness {
 namespace {
@@ -29,59 +31,43 @@ RunRecord requireRun(const Store& store, int64_t run_id) {
 
 }  // namespace
 
-void exportJson(std::FILE* out, const Store& store, int64_t run_id) {
-  const RunRecord r = requireRun(store, run_id);
-  const std::map<std::string, std::string> run = {{"id", std::to_string(r.id)},
-                                                  {"experiment", r.experiment},
-                                                  {"kind", r.kind},
-                                                  {"tag", r.tag},
-                                                  {"status", effectiveStatus(r)},
-                                                  {"message", r.message},
-                                                  {"started_at", r.started_at},
-                                                  {"ended_at", r.ended_at},
-                                                  {"commit", r.commit},
-                                                  {"dirty", r.dirty ? "true" : "false"},
-                                                  {"build_type", r.build_type},
-                                                  {"host", r.host},
-                                                  {"cpu_model", r.cpu_model},
-                                                  {"cpu_threads", std::to_string(r.cpu_cores)},
-                                                  {"memory_bytes", std::to_string(r.memory_bytes)},
-                                                  {"gpu_model", r.gpu_model},
-                                                  {"gpu_count", std::to_string(r.gpu_count)},
-                                                  {"gpu_topology", r.gpu_topology},
-                                                  {"driver_version", r.driver_version},
-                                                  {"cuda_version", r.cuda_version},
-                                                  {"nccl_version", r.nccl_version},
-                                                  {"machine_key", r.machine_key},
-                                                  {"config_file", r.config_file},
-                                                  {"config_text", r.config_text},
-                                                  {"config_resolved", r.config_resolved},
-                                                  {"command_line", r.command_line}};
-  std::fprintf(out, "{\"run\":%s,\"env\":%s,\"points\":[", toJson(run).c_str(),
-               toJson(r.env).c_str());
-  bool first_point = true;
-  for (const PointRecord& p : store.points(run_id)) {
+void exportJson(std::FILE* out, const Store& store, int64_t run_id, const SummaryOptions& options) {
+  const RunData data = loadRun(store, run_id, options);
+  const std::vector<ScalingRow> rows =
+      data.collectives() || data.micro()
+          ? std::vector<ScalingRow>{}
+          : scalingRows(data.points, runScaling(data.run), runScaling(data.run));
+  OrderedJson head = {{"schema", kExportSchema},
+                      {"generator", versionLine()},
+                      {"run", runJson(data)},
+                      {"env", store.run(run_id)->env},
+                      {"points", OrderedJson::array()}};
+  // The document is written as it goes: a point's samples (a million rows, for a long run) are
+  // integers printed straight out, never held as a JSON tree.
+  std::string text = head.dump();
+  text.resize(text.size() - 2);  // "[]}" -> "[": the points follow
+  std::fputs(text.c_str(), out);
+  for (size_t i = 0; i < data.points.size(); ++i) {
+    const PointRecord& p = data.points[i].record;
+    OrderedJson repetitions = OrderedJson::array();
+    for (const RepetitionRecord& r : store.repetitions(p.id))
+      repetitions.push_back(repetitionJson(r));
+    OrderedJson point = {{"id", p.id},
+                         {"seq", p.seq},
+                         {"key", p.key},
+                         {"axes", p.axes},
+                         {"status", p.status},
+                         {"reason", p.reason},
+                         {"wrong", p.wrong},
+                         {"summary", pointSummaryJson(data, i, rows)},
+                         {"repetitions", std::move(repetitions)}};
+    std::string start = point.dump();
+    start.pop_back();  // the closing brace: the samples come last
     std::fprintf(out,
-                 "%s\n{\"id\":%lld,\"seq\":%d,\"key\":%s,\"axes\":%s,\"status\":%s,\"reason\":%s,"
-                 "\"wrong\":%lld,\"repetitions\":[",
-                 first_point ? "" : ",", static_cast<long long>(p.id), p.seq,
-                 jsonString(p.key).c_str(), toJson(p.axes).c_str(), jsonString(p.status).c_str(),
-                 jsonString(p.reason).c_str(), static_cast<long long>(p.wrong));
-    first_point = false;
+                 "%s\n%s,\"samples\":{\"columns\":[\"repetition\",\"rank\",\"step\",\"ns\","
+                 "\"compute_ns\",\"collective_ns\"],\"rows\":[",
+                 i ? "," : "", start.c_str());
     bool first = true;
-    for (const RepetitionRecord& rep : store.repetitions(p.id)) {
-      std::fprintf(
-          out,
-          "%s{\"repetition\":%d,\"startup_ns\":%lld,\"steps\":%lld,\"status\":%s,\"message\":%s}",
-          first ? "" : ",", rep.repetition, static_cast<long long>(rep.startup_ns),
-          static_cast<long long>(rep.steps), jsonString(rep.status).c_str(),
-          jsonString(rep.message).c_str());
-      first = false;
-    }
-    std::fprintf(out,
-                 "],\"samples\":{\"columns\":[\"repetition\",\"rank\",\"step\",\"ns\","
-                 "\"compute_ns\",\"collective_ns\"],\"rows\":[");
-    first = true;
     for (const SampleRecord& s : store.samples(p.id)) {
       std::fprintf(out, "%s[%d,%d,%d,%lld,%s,%s]", first ? "" : ",", s.repetition, s.rank, s.step,
                    static_cast<long long>(s.ns),
@@ -89,9 +75,9 @@ void exportJson(std::FILE* out, const Store& store, int64_t run_id) {
                    s.collective_ns == kNoValue ? "null" : std::to_string(s.collective_ns).c_str());
       first = false;
     }
-    std::fprintf(out, "]}}");
+    std::fputs("]}}", out);
   }
-  std::fprintf(out, "\n]}\n");
+  std::fputs("\n]}\n", out);
 }
 
 void exportCsv(std::FILE* out, const Store& store, int64_t run_id) {

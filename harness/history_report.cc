@@ -84,10 +84,17 @@ std::string historyHtmlSection(const History& history) {
                     false,
                     false,
                     {}};
-    Series medians{"median per commit", {}, {}, {}, {}, false};
+    Series medians{"median (min … max)", {}, {}, {}, {}, false};
     for (size_t i = 0; i < p.entries.size(); ++i) {
+      const std::vector<double>& values = p.entries[i].values;
       medians.x.push_back(double(i + 1));
       medians.y.push_back(p.entries[i].median * unit);
+      medians.low.push_back(
+          (values.empty() ? p.entries[i].median : *std::min_element(values.begin(), values.end())) *
+          unit);
+      medians.high.push_back(
+          (values.empty() ? p.entries[i].median : *std::max_element(values.begin(), values.end())) *
+          unit);
     }
     chart.series.push_back(std::move(medians));
     chart.integer_x = true;

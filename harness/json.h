@@ -1,19 +1,27 @@
 #pragma once
-// The JSON synk-bench writes (exports, a point's axes) and the one shape it reads back: a flat
-// object of strings. Nothing more is needed, so no JSON library is.
+// synk-bench's JSON is nlohmann-json's (Debian's nlohmann-json3-dev): this header adds the one
+// conversion the store needs (a point's axes, a flat object of strings) and the error every
+// reader of outside JSON reports: the file and the line and column where it went wrong.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 namespace synk::harness {
 
-// "a\"b" -> "\"a\\\"b\"" (RFC 8259 escaping; bytes >= 0x80 pass through as UTF-8).
-std::string jsonString(std::string_view text);
-// A number with 10 significant digits, or null when it is not finite (JSON has no NaN).
-std::string jsonNumber(double value);
-// {"name":"value",...} in key order.
+using Json = nlohmann::json;
+// Objects in the order written: what synk-bench's documents (export, compare) use.
+using OrderedJson = nlohmann::ordered_json;
+
+// {"name":"value",...} in key order (the format the store has always written).
 std::string toJson(const std::map<std::string, std::string>& object);
-// The inverse of toJson; throws BadInput on anything else.
+// The inverse; throws BadInput on anything else.
 std::map<std::string, std::string> parseFlatJson(std::string_view text);
+
+// Parses `text`; a syntax error throws BadInput "SOURCE:LINE:COLUMN: not JSON: what".
+Json parseJsonText(std::string_view text, const std::string& source);
+
+// A finite number, or null (JSON has no NaN or infinity).
+OrderedJson jsonNumber(double value);
 
 }  // namespace synk::harness

@@ -3,16 +3,14 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
-
-#include <boost/property_tree/json_parser.hpp>
-#include <boost/property_tree/ptree.hpp>
+#include <sstream>
 
 #include "synk/core/error.h"
+#include "synk/harness/errors.h"
+#include "synk/harness/json.h"
 
 namespace synk::harness {
 namespace {
-
-namespace pt = boost::property_tree;
 
 double secondsPer(const std::string& unit, const std::string& where) {
   if (unit == "ns") return 1e-9;
@@ -22,14 +20,27 @@ double secondsPer(const std::string& unit, const std::string& where) {
   throw InvalidArgument(str(where, ": unknown time_unit '", unit, "'"));
 }
 
+// A field of a benchmark entry, of type T: a number or a string as Google Benchmark writes it.
 template <typename T>
-T field(const pt::ptree& node, const std::string& key, const std::string& where) {
-  const auto child = node.get_child_optional(key);
-  if (!child) throw InvalidArgument(str(where, ": no field '", key, "'"));
+T field(const Json& node, const std::string& key, const std::string& where) {
+  const auto found = node.find(key);
+  if (found == node.end()) throw InvalidArgument(str(where, ": no field '", key, "'"));
+  const bool fits = std::is_same_v<T, std::string> ? found->is_string() : found->is_number();
+  if (!fits) {
+    const std::string text = found->is_string() ? found->get<std::string>() : found->dump();
+    throw InvalidArgument(str(where, ": field '", key, "' is '", text, "'"));
+  }
+  return found->get<T>();
+}
+
+template <typename T>
+T optionalField(const Json& node, const std::string& key, T fallback) {
+  const auto found = node.find(key);
+  if (found == node.end() || found->is_null()) return fallback;
   try {
-    return child->get_value<T>();
-  } catch (const pt::ptree_bad_data&) {
-    throw InvalidArgument(str(where, ": field '", key, "' is '", child->data(), "'"));
+    return found->get<T>();
+  } catch (const Json::exception&) {
+    return fallback;
   }
 }
 
@@ -43,16 +54,16 @@ bool isEntryField(const std::string& key) {
   return fields.find(" " + key + " ") != std::string::npos;
 }
 
-MicroRepetition repetition(const pt::ptree& entry, const std::string& where) {
+MicroRepetition repetition(const Json& entry, const std::string& where) {
   MicroRepetition rep;
-  rep.index = entry.get<int>("repetition_index", 0);
+  rep.index = optionalField(entry, "repetition_index", 0);
   rep.iterations = field<int64_t>(entry, "iterations", where);
   const double unit = secondsPer(field<std::string>(entry, "time_unit", where), where);
   rep.real_seconds = field<double>(entry, "real_time", where) * unit;
   rep.cpu_seconds = field<double>(entry, "cpu_time", where) * unit;
-  for (const auto& [key, value] : entry) {
-    if (isEntryField(key) || !value.empty()) continue;
-    if (auto number = value.get_value_optional<double>()) rep.counters[key] = *number;
+  for (const auto& [key, value] : entry.items()) {
+    if (isEntryField(key) || !value.is_number()) continue;
+    rep.counters[key] = value.get<double>();
   }
   return rep;
 }
@@ -60,28 +71,37 @@ MicroRepetition repetition(const pt::ptree& entry, const std::string& where) {
 }  // namespace
 
 MicroResults readMicroResults(std::istream& json, const std::string& source) {
-  pt::ptree root;
+  std::ostringstream text;
+  text << json.rdbuf();
+  Json root;
   try {
-    pt::read_json(json, root);
-  } catch (const pt::json_parser_error& e) {
-    throw InvalidArgument(str(source, ":", e.line(), ": not JSON: ", e.message()));
+    root = parseJsonText(text.str(), source);
+  } catch (const BadInput& e) {
+    throw InvalidArgument(e.what());  // "SOURCE:LINE:COLUMN: not JSON: ..."
   }
-  const auto benchmarks = root.get_child_optional("benchmarks");
-  if (!benchmarks) {
+  const auto benchmarks = root.is_object() ? root.find("benchmarks") : root.end();
+  if (!root.is_object() || benchmarks == root.end() || !benchmarks->is_array()) {
     throw InvalidArgument(str(source, ": no \"benchmarks\" array (not Google Benchmark JSON?)"));
   }
   MicroResults results;
-  if (const auto context = root.get_child_optional("context")) {
-    for (const auto& [key, value] : *context)
-      if (value.empty()) results.context[key] = value.data();
+  if (const auto context = root.find("context"); context != root.end() && context->is_object()) {
+    for (const auto& [key, value] : context->items()) {
+      if (value.is_string()) {
+        results.context[key] = value.get<std::string>();
+      } else if (value.is_primitive() && !value.is_null()) {
+        results.context[key] = value.dump();  // numbers and booleans as text
+      }
+    }
   }
   std::map<std::string, size_t> index;  // run_name -> position in results.benchmarks
   std::set<std::string> aggregated;
   size_t entry_number = 0;
-  for (const auto& [unused, entry] : *benchmarks) {
+  for (const Json& entry : *benchmarks) {
     const std::string where = str(source, ": benchmarks[", entry_number++, "]");
-    const std::string name = entry.get("run_name", field<std::string>(entry, "name", where));
-    if (entry.get<std::string>("run_type", "iteration") == "aggregate") {
+    if (!entry.is_object()) throw InvalidArgument(str(where, ": not an object"));
+    const std::string name =
+        optionalField(entry, "run_name", field<std::string>(entry, "name", where));
+    if (optionalField<std::string>(entry, "run_type", "iteration") == "aggregate") {
       aggregated.insert(name);
       continue;
     }
@@ -90,8 +110,8 @@ MicroResults readMicroResults(std::istream& json, const std::string& source) {
     MicroBenchmark& bench = results.benchmarks[at->second];
     // Google Benchmark 1.7 writes error_occurred and error_message; 1.8 also writes the
     // message (with error_occurred false) for a benchmark skipped with SkipWithMessage.
-    if (entry.get("error_occurred", false) || entry.get_child_optional("error_message")) {
-      bench.error = entry.get("error_message", std::string("skipped"));
+    if (optionalField(entry, "error_occurred", false) || entry.contains("error_message")) {
+      bench.error = optionalField<std::string>(entry, "error_message", "skipped");
       continue;
     }
     bench.repetitions.push_back(repetition(entry, where));

@@ -1,6 +1,7 @@
 #include "synk/harness/outcome.h"
 
 #include <cstring>
+#include <optional>
 
 #include "synk/harness/errors.h"
 
@@ -18,6 +19,10 @@ class Writer {
   void put(const std::string& s) {
     put<uint64_t>(s.size());
     out_ += s;
+  }
+  void put(const std::optional<double>& v) {
+    put<uint8_t>(v ? 1 : 0);
+    put<double>(v.value_or(0));
   }
   std::string& bytes() { return out_; }
 
@@ -42,6 +47,11 @@ class Reader {
     std::string s(in_.substr(at_, n));
     at_ += n;
     return s;
+  }
+  std::optional<double> maybe() {
+    const bool present = get<uint8_t>() != 0;
+    const double v = get<double>();
+    return present ? std::optional<double>(v) : std::nullopt;
   }
   bool done() const { return at_ == in_.size(); }
   void need(uint64_t n) const {
@@ -72,6 +82,15 @@ std::string encodeOutcome(const JobOutcome& outcome) {
     w.put<uint64_t>(p.samples.size());
     w.bytes().append(reinterpret_cast<const char*>(p.samples.data()),
                      p.samples.size() * sizeof(SampleRecord));
+    w.put<uint64_t>(p.gpus.size());
+    for (const GpuReading& g : p.gpus) {
+      w.put<int32_t>(g.gpu);
+      w.put<double>(g.seconds);
+      for (const std::optional<double>& v :
+           {g.sm_mhz, g.memory_mhz, g.power_w, g.energy_j, g.temperature_c, g.throttled_s})
+        w.put(v);
+      w.put<uint64_t>(g.throttle_reasons);
+    }
   }
   w.put(kMagic);
   return std::move(w.bytes());
@@ -99,6 +118,18 @@ JobOutcome decodeOutcome(std::string_view bytes) {
     p.samples.resize(n);
     for (SampleRecord& s : p.samples)
       s = r.get<SampleRecord>();
+    const uint64_t gpus = r.get<uint64_t>();
+    if (gpus > 4096) throw RunFailed("a repetition's report is garbled");
+    for (uint64_t k = 0; k < gpus; ++k) {
+      GpuReading g;
+      g.gpu = r.get<int32_t>();
+      g.seconds = r.get<double>();
+      for (std::optional<double>* v :
+           {&g.sm_mhz, &g.memory_mhz, &g.power_w, &g.energy_j, &g.temperature_c, &g.throttled_s})
+        *v = r.maybe();
+      g.throttle_reasons = r.get<uint64_t>();
+      p.gpus.push_back(g);
+    }
     outcome.points.push_back(std::move(p));
   }
   if (r.get<uint32_t>() != kMagic || !r.done()) throw RunFailed("a repetition's report is garbled");

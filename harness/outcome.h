@@ -18,6 +18,7 @@ struct PointOutcome {
   int64_t wrong = 0;
   int64_t steps = 0;
   std::vector<SampleRecord> samples;  // repetition fields are filled in by the sweep
+  std::vector<GpuReading> gpus;       // telemetry of its timed phase, per GPU (NVML)
 };
 
 struct JobOutcome {

@@ -33,7 +33,8 @@ const std::vector<T>& valuesFor(const std::map<std::string, std::vector<T>>& spe
 // What identifies the measurement apart from the axis values (which come from point.axes).
 std::string experimentIdentity(const Experiment& e) {
   if (e.kind == ExperimentKind::Collectives) {
-    return std::string("collectives\nblocking=") + (e.blocking ? "1" : "0") + "\n";
+    return std::string("collectives\nblocking=") + (e.blocking ? "1" : "0") +
+           "\ntiming=" + timingName(e.timing) + "\n";
   }
   std::string id = "train\nname=" + e.name +
                    "\nplugin=" + e.plugin.substr(e.plugin.rfind('/') + 1) +
@@ -137,11 +138,13 @@ std::string collectiveSkip(const Point& p, const Experiment& e, const MachineLim
   return {};
 }
 
-// Which variants the communicators offer: all_reduce and broadcast work in place only, the
-// gathers and scatter out of place only, reduce both ways (recv = send at the root).
+// nccl-tests' two column groups: all_reduce, broadcast and reduce out of place then in place;
+// the gathers and scatter have the out-of-place form only (synk's communicators take separate
+// send and receive buffers for them).
 std::vector<Placement> placementsOf(const std::string& op) {
-  if (op == "all_reduce" || op == "broadcast") return {Placement::InPlace};
-  if (op == "reduce") return {Placement::OutOfPlace, Placement::InPlace};
+  if (op == "all_reduce" || op == "broadcast" || op == "reduce") {
+    return {Placement::OutOfPlace, Placement::InPlace};
+  }
   return {Placement::OutOfPlace};
 }
 

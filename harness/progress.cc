@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace synk::harness {
 
 std::string formatDuration(double seconds) {
@@ -36,6 +38,16 @@ void Progress::end() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
   done_ += running_;
   running_ = 0;
+  partial_ = 0;
+}
+
+void Progress::partial(int done) {
+  done = std::min(done, running_);
+  if (done == partial_) return;
+  // A log (not a terminal) gets a line per tenth of the run, not one per point.
+  const bool tenth = total_ > 0 && (done_ + done) * 10 / total_ != (done_ + partial_) * 10 / total_;
+  partial_ = done;
+  if (tty_ || tenth) draw();
 }
 
 void Progress::note(const std::string& line) {
@@ -54,9 +66,15 @@ void Progress::finish() {
 void Progress::draw() {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const int done = done_ + partial_;
+  const double busy =
+      busy_seconds_ +
+      (partial_ > 0
+           ? std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count()
+           : 0);
   std::string eta = "ETA --:--";
-  if (done_ > 0) eta = "ETA " + formatDuration(busy_seconds_ / done_ * (total_ - done_));
-  const int percent = total_ > 0 ? done_ * 100 / total_ : 100;
+  if (done > 0) eta = "ETA " + formatDuration(busy / done * (total_ - done));
+  const int percent = total_ > 0 ? done * 100 / total_ : 100;
   std::fprintf(out_, "%s[%3d%%] %s · %s elapsed · %s%s", tty_ ? "\r\033[K" : "", percent,
                what_.c_str(), formatDuration(elapsed).c_str(), eta.c_str(), tty_ ? "" : "\n");
   drawn_ = tty_;

@@ -15,14 +15,17 @@ class Progress {
   ~Progress();
   void begin(const std::string& what, int units);  // about to run `units` of them
   void end();                                      // they finished
-  void note(const std::string& line);              // a line that stays (skips, failures)
-  void finish();                                   // clears the live line
+  // `done` of the running units have finished (a child counts them while it runs): redraws
+  // the line when that changed, with the ETA from the rate so far.
+  void partial(int done);
+  void note(const std::string& line);  // a line that stays (skips, failures)
+  void finish();                       // clears the live line
 
  private:
   void draw();
   std::FILE* out_;
   bool tty_;
-  int total_, done_ = 0, running_ = 0;
+  int total_, done_ = 0, running_ = 0, partial_ = 0;
   std::string what_;
   std::chrono::steady_clock::time_point start_, run_start_;
   double busy_seconds_ = 0;  // time spent in finished units

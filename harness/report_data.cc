@@ -1,7 +1,10 @@
 #include "synk/harness/report_data.h"
 
+#include <algorithm>
+
 #include "synk/harness/context.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/noise.h"
 
 namespace synk::harness {
 
@@ -17,7 +20,7 @@ std::string effectiveStatus(const RunRecord& run) {
   return *alive ? "running" : "failed";
 }
 
-RunData loadRun(const Store& store, int64_t run_id) {
+RunData loadRun(const Store& store, int64_t run_id, const SummaryOptions& options) {
   std::optional<RunRecord> run = store.run(run_id);
   if (!run) throw BadInput("no run " + std::to_string(run_id) + " in " + store.path());
   RunData data;
@@ -26,28 +29,71 @@ RunData loadRun(const Store& store, int64_t run_id) {
   for (PointRecord& p : store.points(run_id)) {
     AnalysedPoint a;
     a.record = std::move(p);
-    const std::vector<SampleRecord> samples = store.samples(a.record.id);
+    std::vector<SampleRecord> samples = store.samples(a.record.id);
+    const std::vector<RepetitionRecord> repetitions = store.repetitions(a.record.id);
+    a.summary = summarizePoint(samples, repetitions, options);
     if (data.collectives()) {
+      if (options.exclude_throttled) {
+        const std::vector<int> throttled = throttledRepetitions(repetitions);
+        std::erase_if(samples, [&](const SampleRecord& s) {
+          return std::find(throttled.begin(), throttled.end(), s.repetition) != throttled.end();
+        });
+      }
       data.slowest_s.push_back(samples.empty() ? 0 : slowestRankMedian(samples));
+      a.summary.values = slowestRankTimes(samples);
+      a.summary.spread = summarize(a.summary.values);
     }
-    a.summary = summarizePoint(samples, store.repetitions(a.record.id));
+    const auto ranks = a.record.axes.find("ranks");
+    a.summary.warnings =
+        noiseWarnings(a.summary.values, a.summary.other_cpu,
+                      ranks == a.record.axes.end() ? 1 : std::atoi(ranks->second.c_str()),
+                      std::max(1, data.run.cpu_cores));
+    if (a.summary.throttled_repetitions > 0) {
+      a.summary.warnings.push_back(std::to_string(a.summary.throttled_repetitions) + " of " +
+                                   std::to_string(repetitions.size()) +
+                                   " repetition(s) ran on a throttled GPU (power " + "or heat)" +
+                                   (options.exclude_throttled
+                                        ? ": left out (--exclude-throttled)"
+                                        : ": --exclude-throttled leaves them out"));
+    }
     data.points.push_back(std::move(a));
   }
   return data;
 }
 
-int64_t resolveRunId(const Store& store, const std::string& text) {
+int64_t resolveRunRef(const Store& store, const std::string& text) {
+  const bool is_id =
+      !text.empty() && text.size() < 19 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (is_id) {
+    const int64_t id = std::atoll(text.c_str());
+    if (!store.run(id)) throw BadInput("no run " + text + " in " + store.path());
+    return id;
+  }
   if (text.empty() || text == "latest") {
     const std::vector<RunRecord> runs = store.runs();
     if (runs.empty()) throw BadInput(store.path() + " holds no run yet");
     return runs.front().id;
   }
-  char* end = nullptr;
-  const long long id = std::strtoll(text.c_str(), &end, 10);
-  if (!end || *end != '\0' || id <= 0) {
-    throw BadInput("'" + text + "' is not a run id (a positive number, or latest)");
+  if (const auto named = store.baseline(text)) return *named;
+  for (const RunRecord& run : store.runs())  // newest first
+    if (run.tag == text) return run.id;
+  std::string known;
+  for (const auto& [name, run] : store.baselines())
+    known += (known.empty() ? "" : ", ") + name;
+  throw BadInput("'" + text + "' is no run id, baseline or tag in " + store.path() +
+                 (known.empty() ? " (no baselines named yet)" : " (baselines: " + known + ")"));
+}
+
+std::string pointLabel(const std::map<std::string, std::string>& axes) {
+  std::string head, rest;
+  for (const auto& [name, value] : axes) {
+    if (name == "backend" || name == "benchmark")
+      head += (head.empty() ? "" : " ") + value;
+    else
+      rest += " " + name + "=" + value;
   }
-  return id;
+  return head.empty() && !rest.empty() ? rest.substr(1) : head + rest;
 }
 
 }  // namespace synk::harness

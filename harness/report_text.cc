@@ -1,5 +1,6 @@
 #include "synk/harness/report_text.h"
 
+#include <algorithm>
 #include <set>
 
 #include "synk/harness/collectives_table.h"
@@ -28,6 +29,30 @@ std::string statusText(const PointRecord& p) {
 }
 
 }  // namespace
+
+std::string formatJoules(double joules) {
+  if (joules >= 1) return formatFixed(joules, 2) + " J";
+  if (joules >= 1e-3) return formatFixed(joules * 1e3, 2) + " mJ";
+  return formatFixed(joules * 1e6, 2) + " uJ";
+}
+
+std::string meanSigmaText(const Summary& s) {
+  if (s.n == 0) return "-";
+  if (s.n < 2) return formatSeconds(s.mean);
+  return formatSeconds(s.mean) + " ± " + formatSeconds(s.stdev);
+}
+
+void printWarnings(std::FILE* out, const RunData& data, const char* prefix) {
+  if (!data.run.conditions.empty()) {
+    std::fprintf(out, "%swarning: when the run began: %s; times may be noisy\n", prefix,
+                 data.run.conditions.c_str());
+  }
+  for (const AnalysedPoint& p : data.points) {
+    for (const std::string& w : p.summary.warnings)
+      std::fprintf(out, "%swarning: %s: %s\n", prefix, pointLabel(p.record.axes).c_str(),
+                   w.c_str());
+  }
+}
 
 void printRunList(std::FILE* out, const Store& store) {
   TextTable table;
@@ -62,6 +87,8 @@ void printRunContext(std::FILE* out, const RunData& data) {
   line("driver", r.driver_version);
   line("cuda", r.cuda_version);
   line("nccl", r.nccl_version);
+  line("telemetry", r.telemetry);
+  line("conditions", r.conditions);
   line("config", r.config_file);
   line("command", r.command_line);
   line("machine key", r.machine_key);
@@ -73,9 +100,17 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
   TextTable table;
   for (const std::string& name : extra)
     table.column(name, false);
-  for (const char* h :
-       {"ranks", "batch", "step (median)", "samples/s", "speedup", "95% CI", "efficiency"})
+  for (const char* h : {"ranks", "batch", "step (median)", "mean ± σ", "min … max", "samples/s",
+                        "speedup", "95% CI", "efficiency"})
     table.column(h);
+  // Energy columns only where NVML measured some (gpu_telemetry.h); none on a CPU-only run.
+  const bool energy = std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) {
+    return r.joules_per_sample.has_value();
+  });
+  if (energy) {
+    for (const char* h : {"J/sample", "samples/J", "energy scaling"})
+      table.column(h);
+  }
   table.column("status", false);
   for (size_t i = 0; i < rows.size(); ++i) {
     const ScalingRow& row = rows[i];
@@ -86,13 +121,21 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
     cells.push_back(std::to_string(row.ranks));
     cells.push_back(std::to_string(row.batch));
     const bool measured = row.step_s > 0;
+    const Summary& spread = data.points[i].summary.spread;
     cells.push_back(measured ? formatSeconds(row.step_s) : "-");
+    cells.push_back(measured ? meanSigmaText(spread) : "-");
+    cells.push_back(measured ? formatSeconds(spread.min) + " … " + formatSeconds(spread.max) : "-");
     cells.push_back(measured ? formatRate(row.samples_per_s) : "-");
     cells.push_back(row.speedup ? formatFixed(*row.speedup, 2) : "-");
     cells.push_back(row.speedup_ci ? "[" + formatFixed(row.speedup_ci->low, 2) + ", " +
                                          formatFixed(row.speedup_ci->high, 2) + "]"
                                    : "");
     cells.push_back(row.efficiency ? formatFixed(*row.efficiency * 100, 0) + " %" : "-");
+    if (energy) {
+      cells.push_back(row.joules_per_sample ? formatJoules(*row.joules_per_sample) : "-");
+      cells.push_back(row.samples_per_joule ? formatRate(*row.samples_per_joule) : "-");
+      cells.push_back(row.energy_scaling ? formatFixed(*row.energy_scaling * 100, 0) + " %" : "-");
+    }
     cells.push_back(statusText(p));
     table.row(cells);
   }
@@ -100,7 +143,11 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
                scalingName(scaling),
                scaling == Scaling::Weak ? "ranks x t(1 rank) / t(ranks)" : "t(1 rank) / t(ranks)",
                scaling == Scaling::Weak ? "per-rank" : "global");
+  std::fprintf(out,
+               "step: the median of the repetitions' medians; mean ± σ and min … max over "
+               "the repetitions\n");
   table.print(out);
+  printWarnings(out, data, "");
 }
 
 void printMicroTable(std::FILE* out, const RunData& data) {
@@ -123,8 +170,10 @@ void printMicroTable(std::FILE* out, const RunData& data) {
 void printRunTable(std::FILE* out, const RunData& data, Scaling scaling) {
   if (data.micro()) {
     printMicroTable(out, data);
+    printWarnings(out, data, "");
   } else if (data.collectives()) {
     printCollectivesTable(out, data);
+    printWarnings(out, data, "# ");  // nccl-tests' parsers skip '#' lines
   } else {
     printScalingTable(out, data, scaling);
   }

@@ -21,6 +21,14 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling);
 // Imported micro-benchmarks: per benchmark, the median, min and max over repetitions.
 void printMicroTable(std::FILE* out, const RunData& data);
 
+// "1.25 mJ", "2.10 J"
+std::string formatJoules(double joules);
+// "1.23 ms ± 45.6 us" (mean and sample standard deviation; the mean alone for one value).
+std::string meanSigmaText(const Summary& spread);
+// "warning: ..." lines, each starting with `prefix`: the machine's load when the run began, and
+// every point's noise warnings (noise.h).
+void printWarnings(std::FILE* out, const RunData& data, const char* prefix);
+
 // The right table for the run's kind.
 void printRunTable(std::FILE* out, const RunData& data, Scaling scaling);
 

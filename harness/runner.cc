@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "synk/harness/errors.h"
+#include "synk/harness/gpu_telemetry.h"
 #include "synk/harness/inputs.h"
 #include "synk/synk.h"
 
@@ -140,7 +142,7 @@ TimingPlan timingPlan(const Experiment& e) {
 }
 
 int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWord& stop,
-                  std::vector<SampleRecord>& samples) {
+                  std::vector<SampleRecord>& samples, const std::function<void()>& at_timed_start) {
   SampleRecord sample;
   const std::chrono::duration<double> warmup_time(plan.warmup_time), min_time(plan.min_time);
   auto last = Clock::now();
@@ -151,6 +153,10 @@ int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWo
     last = Clock::now();
   }
   samples.reserve(samples.size() + static_cast<size_t>(plan.steps));
+  if (at_timed_start) {
+    at_timed_start();
+    last = Clock::now();  // its own time is in no step
+  }
   const auto start = last;
   for (int n = 0; n < plan.max_steps && (n < plan.steps || last - start < min_time); ++n) {
     if (childShouldStop(stop)) break;
@@ -193,7 +199,8 @@ std::string validateTrainExperiment(const Experiment& e, const Point& point,
 }
 
 JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repetition,
-                              const std::string& plugin_path, const StopWord& stop) {
+                              const std::string& plugin_path, const StopWord& stop,
+                              const std::vector<int>& telemetry_gpus) {
   JobOutcome outcome;
   PointOutcome& result = outcome.points.emplace_back();
   result.point = point.index;
@@ -227,7 +234,14 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
         t = now;
       }
     };
-    timeSteps(step, timingPlan(e), stop, result.samples);
+    // NVML is loaded here, after the session forked its ranks (gpu_telemetry.h).
+    std::optional<GpuTelemetry> telemetry;
+    if (!telemetry_gpus.empty()) telemetry = GpuTelemetry::open(telemetry_gpus);
+    GpuTelemetry::Mark mark;
+    timeSteps(step, timingPlan(e), stop, result.samples, [&] {
+      if (telemetry) mark = telemetry->mark();
+    });
+    if (telemetry) result.gpus = telemetry->since(mark);
     result.steps = static_cast<int64_t>(result.samples.size());
     if (childShouldStop(stop)) {
       outcome.status = result.status = "interrupted";

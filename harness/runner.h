@@ -49,10 +49,16 @@ struct TimingPlan {
 using StepFunction =
     std::function<void(SampleRecord& sample, std::chrono::steady_clock::time_point start)>;
 TimingPlan timingPlan(const Experiment& experiment);
+// `at_timed_start`, when given, runs between the warm-up and the first timed step (outside any
+// step's time): where the GPU telemetry's first reading is taken.
 int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWord& stop,
-                  std::vector<SampleRecord>& samples);
+                  std::vector<SampleRecord>& samples,
+                  const std::function<void()>& at_timed_start = {});
 
+// `telemetry_gpus`: the CUDA ordinals whose NVML telemetry the repetition records over its
+// timed steps (gpu_telemetry.h); empty for none.
 JobOutcome runTrainRepetition(const Experiment& experiment, const Point& point, int repetition,
-                              const std::string& plugin_path, const StopWord& stop);
+                              const std::string& plugin_path, const StopWord& stop,
+                              const std::vector<int>& telemetry_gpus = {});
 
 }  // namespace synk::harness

@@ -134,9 +134,9 @@ void Store::beginRun(RunRecord& run) {
                        command_line, commit_hash, dirty, build_type, host, cpu_model, cpu_cores,
                        memory_bytes, gpu_model, gpu_count, gpu_topology, driver_version,
                        cuda_version, nccl_version, machine_key, started_at, status, process_id,
-                       boot_id, process_start)
+                       boot_id, process_start, conditions, telemetry)
       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-              ?19, ?20, ?21, ?22, 'running', ?23, ?24, ?25))sql");
+              ?19, ?20, ?21, ?22, 'running', ?23, ?24, ?25, ?26, ?27))sql");
   insert.bind(1, run.experiment).bind(2, run.kind).bind(3, run.tag).bind(4, run.config_file);
   insert.bind(5, run.config_text).bind(6, run.config_resolved).bind(7, run.command_line);
   insert.bind(8, run.commit).bind(9, int64_t{run.dirty}).bind(10, run.build_type);
@@ -145,6 +145,7 @@ void Store::beginRun(RunRecord& run) {
   insert.bind(17, run.gpu_topology).bind(18, run.driver_version).bind(19, run.cuda_version);
   insert.bind(20, run.nccl_version).bind(21, run.machine_key).bind(22, run.started_at);
   insert.bind(23, run.process_id).bind(24, run.boot_id).bind(25, run.process_start);
+  insert.bind(26, run.conditions).bind(27, run.telemetry);
   insert.step();
   run.id = sqlite3_last_insert_rowid(db_);
   run.status = "running";
@@ -192,17 +193,39 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
   insert.step();
   point.id = sqlite3_last_insert_rowid(db_);
   sql::Statement rep(db_, R"sql(
-      INSERT INTO repetition (point_id, repetition, startup_ns, steps, status, message, value)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql");
+      INSERT INTO repetition (point_id, repetition, startup_ns, steps, status, message, value,
+                              other_cpu)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql");
+  sql::Statement gpu(db_, R"sql(
+      INSERT INTO repetition_gpu (point_id, repetition, gpu, seconds, sm_mhz, memory_mhz, power_w,
+                                  energy_j, temperature_c, throttle_reasons, throttled_s)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql");
+  auto real = [](sql::Statement& s, int at, const std::optional<double>& v) {
+    if (v)
+      s.bindReal(at, *v);
+    else
+      s.bindNull(at);
+  };
   for (const RepetitionRecord& r : repetitions) {
     rep.bind(1, point.id).bind(2, int64_t{r.repetition}).bind(3, r.startup_ns);
     rep.bind(4, r.steps).bind(5, r.status).bind(6, r.message);
-    if (r.value)
-      rep.bindReal(7, *r.value);
-    else
-      rep.bindNull(7);
+    real(rep, 7, r.value);
+    real(rep, 8, r.other_cpu);
     rep.step();
     rep.reset();
+    for (const GpuReading& g : r.gpus) {
+      gpu.bind(1, point.id).bind(2, int64_t{r.repetition}).bind(3, int64_t{g.gpu});
+      gpu.bindReal(4, g.seconds);
+      real(gpu, 5, g.sm_mhz);
+      real(gpu, 6, g.memory_mhz);
+      real(gpu, 7, g.power_w);
+      real(gpu, 8, g.energy_j);
+      real(gpu, 9, g.temperature_c);
+      gpu.bind(10, static_cast<int64_t>(g.throttle_reasons));
+      real(gpu, 11, g.throttled_s);
+      gpu.step();
+      gpu.reset();
+    }
   }
   // Many rows per statement: a million samples cost about 40 % less than one row at a time. A
   // point whose steps are not split writes NULL parts in the statement instead of binding them.
@@ -254,6 +277,14 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
     put(rest, done, rows->size() - done);
   }
   transaction.commit();
+}
+
+bool GpuReading::throttled() const {
+  // NVML's clocks-event reasons that slow the GPU down against its will: software power cap
+  // (0x4), hardware slowdown (0x8), software and hardware thermal slowdown (0x20, 0x40), power
+  // brake (0x80). Idle (0x1) and clocks set by the user (0x2, 0x100) are not throttling.
+  constexpr uint64_t kThrottling = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+  return (throttle_reasons & kThrottling) != 0 || (throttled_s && *throttled_s > 0);
 }
 
 void Store::setBaseline(const std::string& name, int64_t run_id) {

@@ -9,6 +9,7 @@
 //   point        one per axis tuple: axis values, comparability key, status, reason, #wrong
 //   repetition   one per repetition (a fresh session) of a point: its start-up cost, its status
 //   baseline     a name for a run (`synk-bench baseline NAME RUN`), which `compare` accepts
+//   repetition_gpu  per repetition and GPU used: clocks, power, energy, temperature, throttling
 //   sample       one per timed step per rank that timed it: nanoseconds, and where the step
 //                separates them, the compute and collective parts. A point's samples are one
 //                contiguous range of rows (point.first_sample, point.sample_count); the table has
@@ -58,6 +59,9 @@ struct RunRecord {
   std::string boot_id;
   int64_t process_start = 0;  // /proc/PID/stat start time, in clock ticks after boot
   std::map<std::string, std::string> env;
+  // How loaded the machine was when the run began ("load average 3.9 on 2 CPUs"), and the GPU
+  // telemetry it had ("nvml 580.65.06", or why none: "no NVML: libnvidia-ml.so.1 not found").
+  std::string conditions, telemetry;
 };
 
 // Point status: ok, wrong (the correctness check failed), skipped (reason says why), failed.
@@ -72,6 +76,21 @@ struct PointRecord {
   std::string started_at, ended_at;
 };
 
+// One GPU's telemetry over a repetition's timed phase (NVML, gpu_telemetry.h): clocks and
+// temperature read at its end, power = energy / seconds, throttle reasons seen at either end
+// (NVML's clocks-event bits) and the time spent throttled by power or heat (NVML's violation
+// counters; unset where the GPU does not count it).
+struct GpuReading {
+  int gpu = 0;  // NVML index
+  double seconds = 0;
+  std::optional<double> sm_mhz, memory_mhz, power_w, energy_j, temperature_c;
+  uint64_t throttle_reasons = 0;
+  std::optional<double> throttled_s;
+  // Throttled: power capping, thermal or hardware slowdown at either end, or time counted as
+  // throttled by power or heat.
+  bool throttled() const;
+};
+
 struct RepetitionRecord {
   int repetition = 0;
   int64_t startup_ns = 0;  // fork, communicator, model load, distribute
@@ -82,6 +101,9 @@ struct RepetitionRecord {
   // (an imported Google Benchmark repetition: real time per iteration). Unset for synk-bench's
   // sessions, whose value is the median of their samples.
   std::optional<double> value;
+  // CPUs other processes kept busy while it ran (mean over its wall time), where measured.
+  std::optional<double> other_cpu;
+  std::vector<GpuReading> gpus;  // every GPU the point used, where NVML could read them
 };
 
 inline constexpr int64_t kNoValue = -1;

@@ -12,7 +12,8 @@ constexpr const char* kRunColumns =
     "id, experiment, kind, tag, config_file, config_text, config_resolved, command_line, "
     "commit_hash, dirty, build_type, host, cpu_model, cpu_cores, memory_bytes, gpu_model, "
     "gpu_count, gpu_topology, driver_version, cuda_version, nccl_version, machine_key, "
-    "started_at, ended_at, status, message, process_id, boot_id, process_start";
+    "started_at, ended_at, status, message, process_id, boot_id, process_start, conditions, "
+    "telemetry";
 
 RunRecord readRun(const sql::Statement& s) {
   RunRecord r;
@@ -46,6 +47,8 @@ RunRecord readRun(const sql::Statement& s) {
   r.process_id = s.integer(c++);
   r.boot_id = s.text(c++);
   r.process_start = s.integer(c++);
+  r.conditions = s.text(c++);
+  r.telemetry = s.text(c++);
   return r;
 }
 
@@ -114,14 +117,46 @@ std::vector<PointRecord> Store::pointsWithKey(const std::string& key) const {
 }
 
 std::vector<RepetitionRecord> Store::repetitions(int64_t point_id) const {
+  auto real = [](const sql::Statement& s, int column) {
+    return s.isNull(column) ? std::nullopt : std::optional<double>(s.real(column));
+  };
   sql::Statement s(db_,
-                   "SELECT repetition, startup_ns, steps, status, message, value FROM repetition "
-                   "WHERE point_id = ?1 ORDER BY repetition");
+                   "SELECT repetition, startup_ns, steps, status, message, value, other_cpu "
+                   "FROM repetition WHERE point_id = ?1 ORDER BY repetition");
   s.bind(1, point_id);
   std::vector<RepetitionRecord> out;
+  std::map<int, size_t> at;  // repetition -> position
   while (s.step()) {
-    out.push_back({static_cast<int>(s.integer(0)), s.integer(1), s.integer(2), s.text(3), s.text(4),
-                   s.isNull(5) ? std::nullopt : std::optional<double>(s.real(5))});
+    RepetitionRecord r;
+    r.repetition = static_cast<int>(s.integer(0));
+    r.startup_ns = s.integer(1);
+    r.steps = s.integer(2);
+    r.status = s.text(3);
+    r.message = s.text(4);
+    r.value = real(s, 5);
+    r.other_cpu = real(s, 6);
+    at[r.repetition] = out.size();
+    out.push_back(std::move(r));
+  }
+  sql::Statement gpus(db_,
+                      "SELECT repetition, gpu, seconds, sm_mhz, memory_mhz, power_w, energy_j, "
+                      "temperature_c, throttle_reasons, throttled_s FROM repetition_gpu "
+                      "WHERE point_id = ?1 ORDER BY repetition, gpu");
+  gpus.bind(1, point_id);
+  while (gpus.step()) {
+    const auto found = at.find(static_cast<int>(gpus.integer(0)));
+    if (found == at.end()) continue;
+    GpuReading g;
+    g.gpu = static_cast<int>(gpus.integer(1));
+    g.seconds = gpus.real(2);
+    g.sm_mhz = real(gpus, 3);
+    g.memory_mhz = real(gpus, 4);
+    g.power_w = real(gpus, 5);
+    g.energy_j = real(gpus, 6);
+    g.temperature_c = real(gpus, 7);
+    g.throttle_reasons = static_cast<uint64_t>(gpus.integer(8));
+    g.throttled_s = real(gpus, 9);
+    out[found->second].gpus.push_back(g);
   }
   return out;
 }

@@ -69,6 +69,24 @@ const std::vector<std::string> kMigrations = {
         named_at TEXT NOT NULL) WITHOUT ROWID;
       ALTER TABLE repetition ADD COLUMN value REAL;
     )sql",
+    // 4: the conditions a measurement ran under. Per repetition the CPUs other processes kept
+    //    busy meanwhile, and per GPU it used the clocks, power, energy, temperature and throttle
+    //    reasons over its timed phase (NVML); per run the machine's load when it began and what
+    //    GPU telemetry there was (or why none).
+    R"sql(
+      ALTER TABLE repetition ADD COLUMN other_cpu REAL;
+      ALTER TABLE run ADD COLUMN conditions TEXT;
+      ALTER TABLE run ADD COLUMN telemetry TEXT;
+      CREATE TABLE repetition_gpu (
+        point_id INTEGER NOT NULL REFERENCES point(id),
+        repetition INTEGER NOT NULL,
+        gpu INTEGER NOT NULL,
+        seconds REAL NOT NULL,
+        sm_mhz REAL, memory_mhz REAL, power_w REAL, energy_j REAL, temperature_c REAL,
+        throttle_reasons INTEGER NOT NULL DEFAULT 0,
+        throttled_s REAL,
+        PRIMARY KEY (point_id, repetition, gpu)) WITHOUT ROWID;
+    )sql",
 };
 
 int latestVersion() {

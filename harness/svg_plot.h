@@ -1,7 +1,8 @@
 #pragma once
 // Inline SVG charts for the HTML report: lines with markers (optional whiskers and a dashed
-// reference line) and stacked bars. Every data mark has class "mark" and the <svg> says how many
-// it drew (data-marks), so a browser test can check that each plot rendered all its data.
+// reference line) and stacked bars (optional whiskers). Every data mark has class "mark" and the
+// <svg> says how many it drew (data-marks), so a browser test can check that each plot rendered
+// all its data. The SVG scales to the page's width (a viewBox of 1100 x 420).
 #include <string>
 #include <vector>
 
@@ -24,8 +25,9 @@ struct LineChart {
 };
 
 struct BarStack {
-  std::string label;          // under the bar
-  std::vector<double> parts;  // one per part name, stacked bottom up
+  std::string label;           // under the bar
+  std::vector<double> parts;   // one per part name, stacked bottom up
+  double low = -1, high = -1;  // a whisker over the whole bar (the spread), where >= 0
 };
 
 struct BarChart {

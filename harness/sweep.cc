@@ -1,5 +1,6 @@
 #include "synk/harness/sweep.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -7,11 +8,24 @@
 #include "synk/harness/child.h"
 #include "synk/harness/collectives_runner.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/gpu_telemetry.h"
+#include "synk/harness/machine_load.h"
 #include "synk/harness/outcome.h"
 #include "synk/harness/progress.h"
 #include "synk/harness/runner.h"
 
 namespace synk::harness {
+
+std::string SweepSummary::describe() const {
+  if (status == "complete") return "";
+  std::string out;
+  for (const auto& [count, what] :
+       {std::pair{ok, "ok"}, std::pair{wrong, "wrong"}, std::pair{failed, "failed"},
+        std::pair{skipped, "skipped"}, std::pair{not_run, "not run"}}) {
+    if (count > 0) out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+  }
+  return out + " (of " + std::to_string(ok + wrong + failed + skipped + not_run) + " points)";
+}
 
 RunRecord contextRecord(const MachineContext& m) {
   RunRecord run;
@@ -36,6 +50,7 @@ RunRecord contextRecord(const MachineContext& m) {
   run.boot_id = me.boot_id;
   run.process_start = me.start;
   run.env = relevantEnvironment();
+  run.conditions = loadConditions(m.usable_cpus);
   return run;
 }
 
@@ -71,32 +86,48 @@ using JobBody = std::function<JobOutcome(int repetition)>;
 
 class Sweep {
  public:
-  Sweep(const Experiment& e, const Plan& plan, Store& store, int64_t run_id)
+  Sweep(const Experiment& e, const Plan& plan, Store& store, int64_t run_id, int gpus)
       : e_(e),
         plan_(plan),
         store_(store),
         run_id_(run_id),
+        gpus_(gpus),
         progress_(plan.runnable() * e.repetitions) {}
 
   SweepSummary run() {
     installStopHandlers(&stop_);
     const std::string plugin = e_.kind == ExperimentKind::Train ? resolvePlugin(e_.plugin) : "";
-    for (int job = 0; job < plan_.jobs && !interrupted_; ++job) {
+    for (int job = 0; job < plan_.jobs; ++job) {
       std::vector<const Point*> points;
       for (const Point& p : plan_.points) {
         if (p.job == job) points.push_back(&p);
       }
+      if (interrupted_) {  // the planned skips are still stored: the record says what was not run
+        for (const Point* p : points) {
+          Accumulated none;
+          if (p->skipped) store(*p, none, isoNow());
+        }
+        continue;
+      }
+      const std::vector<int> telemetry =
+          telemetryGpus(points.front()->backend, points.front()->ranks, gpus_, e_.gpu_telemetry);
       runJob(points, [&](int rep) -> JobOutcome {
         if (e_.kind == ExperimentKind::Train) {
-          return runTrainRepetition(e_, *points.front(), rep, plugin, stop_);
+          return runTrainRepetition(e_, *points.front(), rep, plugin, stop_, telemetry);
         }
-        return runCollectivesRepetition(e_, points, rep, stop_);
+        return runCollectivesRepetition(e_, points, rep, stop_, telemetry, &points_done_);
       });
     }
-    installStopHandlers(nullptr);
+    // The handlers stay: a Ctrl-C after the last job (the second of a pair, or a late one) must
+    // not kill synk-bench while it stores the run's status and prints the summary (it would
+    // exit 130 and leave the run "running"); the stop word it sets is read by nobody now.
     progress_.finish();
     summary_.run_id = run_id_;
-    summary_.status = interrupted_ ? "interrupted" : "complete";
+    // Every runnable point not stored was not run: the job cut short and every job after it.
+    summary_.not_run = plan_.runnable() - (summary_.ok + summary_.wrong + summary_.failed);
+    summary_.status = interrupted_                           ? "interrupted"
+                      : summary_.failed + summary_.wrong > 0 ? "failed"
+                                                             : "complete";
     return summary_;
   }
 
@@ -149,8 +180,12 @@ class Sweep {
       progress_.begin(
           label + " · rep " + std::to_string(rep + 1) + "/" + std::to_string(e_.repetitions),
           runnable);
-      const ChildResult child = runChild(
-          [&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_, deadline);
+      const CpuTimes before = cpuTimesNow();
+      points_done_.reset();
+      const ChildResult child =
+          runChild([&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_,
+                   deadline, [&] { progress_.partial(static_cast<int>(points_done_.value())); });
+      const std::optional<double> other_cpu = otherCpus(before, cpuTimesNow());
       progress_.end();
       if (stop_.requested() || child.killed) {
         interrupted_ = true;
@@ -186,7 +221,10 @@ class Sweep {
       for (PointOutcome& p : outcome.points) {
         if (p.status == "interrupted") interrupted_ = true;
         Accumulated& a = acc.at(p.point);
-        a.repetitions.push_back({rep, outcome.startup_ns, p.steps, p.status, p.message});
+        RepetitionRecord record{rep, outcome.startup_ns, p.steps, p.status, p.message};
+        record.other_cpu = other_cpu;
+        record.gpus = p.gpus;
+        a.repetitions.push_back(std::move(record));
         for (SampleRecord& s : p.samples) {
           s.repetition = rep;
           a.samples.push_back(s);
@@ -201,10 +239,7 @@ class Sweep {
       }
       if (interrupted_) break;
     }
-    if (interrupted_) {
-      summary_.not_run += runnable;
-      return;  // a job cut short keeps none of its points: only whole points are stored
-    }
+    if (interrupted_) return;  // a job cut short keeps none of its points: only whole ones
     for (const Point* p : points) {
       if (!p->skipped) store(*p, acc.at(p->index), started);
     }
@@ -214,11 +249,40 @@ class Sweep {
   const Plan& plan_;
   Store& store_;
   int64_t run_id_;
+  int gpus_;  // GPUs the cuda backend sees: telemetry maps a point's ranks onto them
   StopWord stop_;
+  SharedCounter points_done_;  // a collectives job's points measured so far (its child counts)
   Progress progress_;
   bool interrupted_ = false;
   SweepSummary summary_;
 };
+
+}  // namespace
+
+namespace {
+
+// "option 'precision' is 'fp13'; choose one of ..." names the option a plugin refused (the SDK's
+// wording, plugins/sdk/detail/options.h): the config key that set it, if any.
+std::string refusedOptionKey(const Experiment& e, const Point& p, const std::string& message) {
+  for (const auto& [option, value] : p.model) {
+    if (message.find("option '" + option + "'") == std::string::npos) continue;
+    // An axis value wins over the [model] section (plan.cc applies the axes last).
+    for (const std::string& key : {"axes.model." + option, "axes." + option, "model." + option})
+      if (e.origin.count(key) && (key.rfind("axes.", 0) != 0 || e.axes.model.count(option)))
+        return key;
+  }
+  return {};
+}
+
+// "<file>: synk_plugin_v1.describe failed with SYNK_ERROR_INVALID_ARGUMENT: why" -> "why
+// (<file>)": what the plugin said first, the ABI's wording left out.
+std::string pluginReason(const std::string& message) {
+  const size_t code = message.find(" failed with SYNK_ERROR_");
+  if (code == std::string::npos) return message;
+  const size_t why = message.find(": ", code);
+  if (why == std::string::npos) return message;
+  return message.substr(why + 2) + " (" + message.substr(0, message.find(": ")) + ")";
+}
 
 }  // namespace
 
@@ -228,39 +292,64 @@ void validateExperiment(const Experiment& e, const Plan& plan) {
   try {
     plugin = resolvePlugin(e.plugin);  // a name goes through the plugin search path
   } catch (const PluginError& error) {
-    throw BadInput(error.what());  // it says where it looked
+    // It says where it looked; the experiment says where the name came from.
+    throw BadInput(describeSetting(e, "experiment.plugin", e.plugin) + ": " + error.what());
   }
   if (!std::filesystem::exists(plugin)) {
-    throw BadInput("plugin '" + e.plugin + "' not found: " + plugin + " does not exist");
+    throw BadInput(describeSetting(e, "experiment.plugin", e.plugin) + ": plugin '" + e.plugin +
+                   "' not found: " + plugin + " does not exist");
   }
-  const Point* probe = &plan.points.front();
+  // One probe per distinct set of model options (a model axis gives several): a value the
+  // plugin refuses is found before anything runs, not as a failed point at the end.
+  std::vector<const Point*> probes;
   for (const Point& p : plan.points) {
-    if (!p.skipped) {
-      probe = &p;
-      break;
+    if (p.skipped) continue;
+    const bool seen = std::any_of(probes.begin(), probes.end(),
+                                  [&](const Point* q) { return q->model == p.model; });
+    if (!seen) probes.push_back(&p);
+  }
+  if (probes.empty()) probes.push_back(&plan.points.front());
+  for (const Point* probe : probes) {
+    StopWord stop;
+    const ChildResult child = runChild(
+        [&](int fd) { return writeAll(fd, validateTrainExperiment(e, *probe, plugin)) ? 0 : 1; },
+        stop, std::chrono::seconds(120));
+    if (!child.exited || child.exit_code != 0) {
+      throw RunFailed("checking the experiment: the probe process " + child.describe());
     }
+    if (child.output.empty()) continue;
+    const std::string key = refusedOptionKey(e, *probe, child.output);
+    if (!key.empty()) {
+      const std::string option = key.substr(key.rfind('.') + 1);
+      throw BadInput(describeSetting(e, key, e.origin.count(key) ? probe->model.at(option) : "") +
+                     ": the model refused it: " + pluginReason(child.output));
+    }
+    throw BadInput(e.file + ": " + child.output);
   }
-  StopWord stop;
-  const ChildResult child = runChild(
-      [&](int fd) { return writeAll(fd, validateTrainExperiment(e, *probe, plugin)) ? 0 : 1; },
-      stop, std::chrono::seconds(120));
-  if (!child.exited || child.exit_code != 0) {
-    throw RunFailed("checking the experiment: the probe process " + child.describe());
-  }
-  if (!child.output.empty()) throw BadInput(e.file + ": " + child.output);
 }
 
 SweepSummary runSweep(const Experiment& e, const Plan& plan, const MachineContext& machine,
                       Store& store, const SweepOptions& options) {
   RunRecord run = runRecord(e, machine, options);
+  // GPU telemetry: probed once (in a child: this process forks), said once when absent.
+  const bool gpu_points = std::any_of(plan.points.begin(), plan.points.end(), [&](const Point& p) {
+    return !p.skipped &&
+           !telemetryGpus(p.backend, p.ranks, machine.gpu_count, e.gpu_telemetry).empty();
+  });
+  if (gpu_points) {
+    run.telemetry = probeGpuTelemetry();
+    if (run.telemetry.rfind("no NVML", 0) == 0) {
+      std::fprintf(stderr,
+                   "synk-bench: no GPU telemetry (%s): clock, power and energy columns "
+                   "are left out\n",
+                   run.telemetry.c_str());
+    }
+  }
   store.beginRun(run);
   try {
-    Sweep sweep(e, plan, store, run.id);
+    Sweep sweep(e, plan, store, run.id, machine.gpu_count);
     SweepSummary summary = sweep.run();
-    store.endRun(run.id, summary.status,
-                 summary.status == "interrupted"
-                     ? "interrupted: " + std::to_string(summary.not_run) + " point(s) not run"
-                     : "");
+    store.endRun(run.id, summary.status, summary.describe());
     return summary;
   } catch (const std::exception& error) {
     try {

@@ -19,12 +19,16 @@ struct SweepOptions {
   std::string command_line;
 };
 
+// A run's status: complete (every runnable point ran and was right), failed (a point failed or
+// was wrong), interrupted (Ctrl-C: points not run), with a message that counts them.
 struct SweepSummary {
   int64_t run_id = 0;
-  std::string status;  // complete | interrupted
+  std::string status;  // complete | failed | interrupted
   int ok = 0, wrong = 0, failed = 0, skipped = 0;
-  int not_run = 0;  // left when interrupted
-  bool allOk() const { return status == "complete" && wrong == 0 && failed == 0; }
+  int not_run = 0;  // runnable points not stored: cut short, or never started
+  bool allOk() const { return status == "complete"; }
+  // "2 ok, 1 failed, 3 skipped, 4 not run": the counts that are not zero ("" when all ran ok).
+  std::string describe() const;
 };
 
 // A run record with this machine, this build's commit, this process and the time filled in; the

@@ -76,11 +76,13 @@ void HostStagedCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& wait
   stage(waiter, [&] {
     device_.synchronize(waiter);  // the last call's host-to-device copy has read the staging
     host = reserve(first_, bytes);
-    device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
+    device_.copy(host, args.send != nullptr ? args.send : args.buffer, bytes,
+                 CopyKind::DeviceToHost);
     device_.synchronize(waiter);
   });
   AllReduceArgs staged = args;
   staged.buffer = host;
+  staged.send = nullptr;  // in place on the staging buffer
   shm_.doAllReduce(staged, waiter);
   device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
 }
@@ -136,14 +138,17 @@ void HostStagedCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& wait
     device_.synchronize(waiter);
     host = reserve(first_, bytes);
     if (root) {
-      device_.copy(host, args.buffer, bytes, CopyKind::DeviceToHost);
+      device_.copy(host, args.send != nullptr ? args.send : args.buffer, bytes,
+                   CopyKind::DeviceToHost);
       device_.synchronize(waiter);
     }
   });
   BroadcastArgs staged = args;
   staged.buffer = host;
+  staged.send = nullptr;  // in place on the staging buffer
   shm_.doBroadcast(staged, waiter);
-  if (!root) device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
+  const bool out_of_place = args.send != nullptr && args.send != args.buffer;
+  if (!root || out_of_place) device_.copy(args.buffer, host, bytes, CopyKind::HostToDevice);
 }
 
 void HostStagedCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>& offsets,

@@ -385,8 +385,9 @@ ncclRedOp_t NcclCommunicator::reductionFor(ReduceOp op, bool& scale_after) const
 void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   bool scale_after = false;
   const ncclRedOp_t op = reductionFor(args.op, scale_after);
+  const void* send = args.send != nullptr ? args.send : args.buffer;
   complete(comm(),
-           nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), op, comm(),
+           nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, comm(),
                            gpu_.stream()),
            "ncclAllReduce", waiter);
   if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
@@ -435,8 +436,8 @@ void NcclCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
 
 void NcclCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
   complete(comm(),
-           nccl_.broadcast(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), args.root,
-                           comm(), gpu_.stream()),
+           nccl_.broadcast(args.send != nullptr ? args.send : args.buffer, args.buffer, args.count,
+                           ncclTypeOf(args.dtype), args.root, comm(), gpu_.stream()),
            "ncclBroadcast", waiter);
 }
 

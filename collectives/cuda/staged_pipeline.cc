@@ -97,6 +97,9 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
   const size_t chunk = chunkBytes(bytes) / element;  // elements per chunk, a multiple of a line
   const size_t chunks = (args.count + chunk - 1) / chunk;
   auto* buffer = static_cast<std::byte*>(args.buffer);
+  // Out of place: this rank's values come from `send`, the result goes to `buffer`.
+  const auto* source =
+      static_cast<const std::byte*>(args.send != nullptr ? args.send : args.buffer);
   auto* mine = static_cast<std::byte*>(staging);
 
   // Publish this rank's staging; every rank fails together if one could not stage.
@@ -151,7 +154,7 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
       if (b == e) continue;
       const size_t at = (begin + b) * element;
       SYNK_CUDA_CHECK(
-          cudaMemcpyAsync(mine + at, buffer + at, (e - b) * element, cudaMemcpyDeviceToHost, out_));
+          cudaMemcpyAsync(mine + at, source + at, (e - b) * element, cudaMemcpyDeviceToHost, out_));
     }
     SYNK_CUDA_CHECK(cudaEventRecord(staged_ev(c), out_));
   }
@@ -166,7 +169,7 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
       for (int q = 0; q < n_; ++q) {
         void* into = q == 0 ? acc_ : part_;
         if (q == rank_) {
-          SYNK_CUDA_CHECK(cudaMemcpyAsync(into, buffer + at, part, cudaMemcpyDeviceToDevice, in_));
+          SYNK_CUDA_CHECK(cudaMemcpyAsync(into, source + at, part, cudaMemcpyDeviceToDevice, in_));
         } else {
           SYNK_CUDA_CHECK(cudaMemcpyAsync(into, staged[static_cast<size_t>(q)] + at, part,
                                           cudaMemcpyHostToDevice, in_));

@@ -48,10 +48,11 @@ class StagedAllReduce {
   StagedAllReduce(const StagedAllReduce&) = delete;
   StagedAllReduce& operator=(const StagedAllReduce&) = delete;
 
-  // All-reduces args.buffer in place through `staging` (this rank's heap memory of at least the
-  // buffer's bytes, pinned). Every rank calls it with matching arguments (checked by the caller);
-  // `staging_ok` false on a rank that could not provide staging makes every rank throw. The
-  // result's last copies are left in flight, ordered before later work on the device's stream.
+  // All-reduces into args.buffer (from args.send when set, else in place) through `staging` (this
+  // rank's heap memory of at least the buffer's bytes, pinned). Every rank calls it with matching
+  // arguments (checked by the caller); `staging_ok` false on a rank that could not provide staging
+  // makes every rank throw. The result's last copies are left in flight, ordered before later work
+  // on the device's stream.
   void run(const AllReduceArgs& args, void* staging, bool staging_ok, Waiter& waiter);
 
   // The chunk size for `bytes` (a multiple of 64 bytes): about 16 chunks, 1 to 32 MiB each.

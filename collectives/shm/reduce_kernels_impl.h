@@ -40,6 +40,19 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void sumPairInPlace
   }
 }
 
+// The same out of place (nccl-tests' first column group): x[i] = y[i] = (a[i] + b[i]) * scale.
+template <bool kScale>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void sumPairOutOfPlace(
+    const float* __restrict a, const float* __restrict b, float* __restrict x, float* __restrict y,
+    size_t count, float scale) {
+  for (size_t i = 0; i < count; ++i) {
+    float s = a[i] + b[i];
+    if constexpr (kScale) s *= scale;
+    x[i] = s;
+    y[i] = s;
+  }
+}
+
 __attribute__((target_clones("avx512f", "avx2", "default"))) inline void addInto(
     float* __restrict acc, const float* __restrict x, size_t count) {
   for (size_t i = 0; i < count; ++i)
@@ -60,6 +73,15 @@ inline void reduceRange(const std::byte* const* in, int n, std::byte* const* out
     auto* b = reinterpret_cast<float*>(out[1]) + begin;
     if (avg) return sumPairInPlace<true>(a, b, end - begin, static_cast<float>(scale));
     return sumPairInPlace<false>(a, b, end - begin, 1.0f);
+  }
+  if (float_sum && n == 2 && m == 2 && out[0] != in[0] && out[0] != in[1] && out[1] != in[0] &&
+      out[1] != in[1]) {
+    const auto* a = reinterpret_cast<const float*>(in[0]) + begin;
+    const auto* b = reinterpret_cast<const float*>(in[1]) + begin;
+    auto* x = reinterpret_cast<float*>(out[0]) + begin;
+    auto* y = reinterpret_cast<float*>(out[1]) + begin;
+    if (avg) return sumPairOutOfPlace<true>(a, b, x, y, end - begin, static_cast<float>(scale));
+    return sumPairOutOfPlace<false>(a, b, x, y, end - begin, 1.0f);
   }
   alignas(64) std::byte acc[kBlockBytes];
   const size_t per_block = kBlockBytes / elem;

@@ -183,9 +183,10 @@ void ShmCommunicator::throwPeerFailure(const char* what) const {
 
 void ShmCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   waiter.check();
+  const size_t elem = dtypeSize(args.dtype);
+  if (args.send != nullptr && args.send != args.buffer) return allReduceOutOfPlace(args, waiter);
   // One rank: the sum is the buffer itself and avg scales by 1.
   if (n_ == 1) return;
-  const size_t elem = dtypeSize(args.dtype);
   Exposed mine[1] = {
       {.user = args.buffer, .bytes = args.count * elem, .input = true, .output = true}};
   run("allReduce", waiter, mine, kSingleSlots, [&](const Peers& peers) {
@@ -194,6 +195,30 @@ void ShmCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
       buffers[r] = peers.at(r, 0);
     const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
     reduceRange(buffers, n_, buffers, n_, begin, end, args.dtype, args.op, n_);
+  });
+}
+
+// Each rank's input and result are exposed: the owner of a range reads every rank's input and
+// writes every rank's result, as the in-place form does on one buffer.
+void ShmCommunicator::allReduceOutOfPlace(const AllReduceArgs& args, Waiter& waiter) {
+  const size_t elem = dtypeSize(args.dtype);
+  const size_t bytes = args.count * elem;
+  if (n_ == 1) {
+    requireBuffer(args.buffer, bytes, "allReduce", "buffer");
+    std::memcpy(args.buffer, args.send, bytes);
+    return;
+  }
+  Exposed mine[2] = {{.user = args.send, .bytes = bytes, .input = true},
+                     {.user = args.buffer, .bytes = bytes, .output = true}};
+  run("allReduce", waiter, mine, kSingleSlots, [&](const Peers& peers) {
+    const std::byte* sends[kMaxRanks];
+    std::byte* results[kMaxRanks];
+    for (int r = 0; r < n_; ++r) {
+      sends[r] = peers.at(r, 0);
+      results[r] = peers.at(r, 1);
+    }
+    const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
+    reduceRange(sends, n_, results, n_, begin, end, args.dtype, args.op, n_);
   });
 }
 
@@ -263,14 +288,20 @@ void ShmCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
 
 void ShmCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
   waiter.check();
-  if (n_ == 1) return;
   const size_t bytes = args.count * dtypeSize(args.dtype);
   const bool root = rank_ == args.root;
-  Exposed mine[1] = {{.user = args.buffer, .bytes = root ? bytes : 0, .input = true}};
+  // Out of place the root sends `send` and receives into its buffer like every rank.
+  const bool copy_at_root = root && args.send != nullptr && args.send != args.buffer;
+  const void* source = copy_at_root ? args.send : args.buffer;
+  if (n_ == 1) {
+    if (copy_at_root) std::memcpy(args.buffer, source, bytes);
+    return;
+  }
+  Exposed mine[1] = {{.user = source, .bytes = root ? bytes : 0, .input = true}};
   run("broadcast", waiter, std::span<Exposed>(mine, root ? 1 : 0), kSingleSlots,
       [&](const Peers& peers) {
         requireBuffer(args.buffer, bytes, "broadcast", "buffer");
-        if (!root) std::memcpy(args.buffer, peers.at(args.root, 0), bytes);
+        if (!root || copy_at_root) std::memcpy(args.buffer, peers.at(args.root, 0), bytes);
       });
 }
 

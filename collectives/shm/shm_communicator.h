@@ -76,6 +76,7 @@ class ShmCommunicator final : public Communicator {
   void expose(const char* what, std::span<Exposed> mine);
   [[noreturn]] void throwPeerFailure(const char* what) const;
   std::byte* workspace(size_t bytes);
+  void allReduceOutOfPlace(const AllReduceArgs& args, Waiter& waiter);
   void allReduceRound(std::span<const AllReduceArgs> round, size_t first_index, Waiter& waiter);
 
   ProcessGroup& group_;

@@ -7,7 +7,12 @@
 //      many short rounds so that load from other processes hits both sides alike;
 //      and, without a real step's noise, the loop's own cost per step in nanoseconds;
 //   2. storing a million samples: one Store::addPoint of 10^6 rows into a fresh database, median
-//      of several rounds, and reading them back.
+//      of several rounds, and reading them back;
+//   3. the HTML report and the static site over a database of 1,000,000 samples (2 runs of 8
+//      points, 5 repetitions of 12,500 steps each): loading, statistics, rendering, writing;
+//   4. GPU telemetry: what the two NVML reads of a point's repetition cost (every GPU NVML sees;
+//      the real libnvidia-ml.so.1, or SYNK_NVML_LIBRARY), taken outside the timed steps, and
+//      that cost spread over a repetition of 20 steps of 100 us.
 //   bench_synk_bench [--rounds R] [--steps N] [--ranks K] [--batch B] [--dir DIR]
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,8 +26,11 @@
 
 #include "synk/harness/child.h"
 #include "synk/harness/config.h"
+#include "synk/harness/gpu_telemetry.h"
 #include "synk/harness/inputs.h"
+#include "synk/harness/report_html.h"
 #include "synk/harness/runner.h"
+#include "synk/harness/site.h"
 #include "synk/harness/stats.h"
 #include "synk/harness/store.h"
 #include "synk/synk.h"
@@ -168,11 +176,102 @@ void storeMillion(const Args& a) {
       summarize(writes).min, summarize(writes).max, median(reads));
 }
 
+void reportMillion(const Args& a) {
+  const std::string path = a.dir + "/bench-report-" + std::to_string(getpid()) + ".db";
+  const std::string site = a.dir + "/bench-site-" + std::to_string(getpid());
+  for (const char* suffix : {"", "-wal", "-shm"})
+    std::filesystem::remove(path + suffix);
+  {
+    Store store = Store::open(path, Store::Mode::Write);
+    constexpr int kReps = 5, kSteps = 12500;
+    for (int r = 0; r < 2; ++r) {
+      RunRecord run;
+      run.experiment = "bench";
+      run.kind = "train";
+      run.machine_key = "m";
+      run.commit = "c" + std::to_string(r);
+      run.started_at = "2026-11-2" + std::to_string(r) + "T00:00:00Z";
+      run.config_resolved = "experiment.scaling = weak\n";
+      store.beginRun(run);
+      int seq = 0;
+      for (int ranks : {1, 2, 4, 8}) {
+        for (int batch : {64, 512}) {
+          PointRecord point;
+          point.run_id = run.id;
+          point.seq = seq++;
+          point.key = "k" + std::to_string(ranks) + "-" + std::to_string(batch);
+          point.status = "ok";
+          point.axes = {{"backend", "cpu"},
+                        {"ranks", std::to_string(ranks)},
+                        {"batch", std::to_string(batch)}};
+          std::vector<RepetitionRecord> reps;
+          std::vector<SampleRecord> samples;
+          for (int rep = 0; rep < kReps; ++rep) {
+            reps.push_back({rep, 5'000'000, kSteps, "ok", ""});
+            for (int step = 0; step < kSteps; ++step)
+              samples.push_back(
+                  {rep, 0, step, 100'000 + batch * 10 + (step * 7919) % 977, kNoValue, kNoValue});
+          }
+          store.addPoint(point, reps, samples);
+        }
+      }
+      store.endRun(run.id, "complete");
+    }
+  }
+  const Store store = Store::open(path, Store::Mode::Read);
+  std::vector<double> reports, sites;
+  for (int round = 0; round < 3; ++round) {
+    auto t0 = Clock::now();
+    const RunData data = loadRun(store, 2);
+    writeHtmlReport(site + "-report.html", data, runScaling(data.run));
+    reports.push_back(seconds(Clock::now() - t0));
+    t0 = Clock::now();
+    writeSite(store, site);
+    sites.push_back(seconds(Clock::now() - t0));
+  }
+  std::printf(
+      "database of 1,000,000 samples (2 runs x 8 points x 5 x 12,500 steps): report of a "
+      "run (500,000 samples) median %.3f s; site of the whole database (6 pages, every "
+      "run, a compare, the history) median %.3f s (max %.3f)\n",
+      median(reports), median(sites), summarize(sites).max);
+  std::fflush(stdout);
+  std::filesystem::remove_all(site);
+  std::filesystem::remove(site + "-report.html");
+  for (const char* suffix : {"", "-wal", "-shm"})
+    std::filesystem::remove(path + suffix);
+}
+
+void telemetryCost() {
+  const GpuTelemetry telemetry = GpuTelemetry::open({kAllGpus});
+  if (!telemetry.available()) {
+    std::printf("GPU telemetry: %s (nothing to measure)\n", telemetry.status().c_str());
+    return;
+  }
+  size_t gpus = 0;
+  std::vector<double> pairs;
+  for (int round = 0; round < 201; ++round) {
+    const auto t0 = Clock::now();
+    const GpuTelemetry::Mark mark = telemetry.mark();
+    gpus = telemetry.since(mark).size();
+    pairs.push_back(seconds(Clock::now() - t0));
+  }
+  constexpr double kStep = 100e-6, kSteps = 20;
+  std::printf(
+      "GPU telemetry (%s, %zu GPU(s)): the two reads of a repetition cost median %.1f us "
+      "(max %.1f), outside the timed steps; spread over 20 steps of 100 us: %.3f %% a "
+      "step\n",
+      telemetry.status().c_str(), gpus, median(pairs) * 1e6, summarize(pairs).max * 1e6,
+      median(pairs) / (kSteps * kStep) * 100);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   storeMillion(a);
+  reportMillion(a);
+  telemetryCost();
   loopCost();
   if (std::getenv("SYNK_BENCH_STORE_ONLY")) return 0;
   stepOverhead(a, "train_step", 64);

@@ -7,13 +7,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "synk/core/shm_segment.h"
 #include "synk/harness/store.h"
 #include "tests/harness/temp_dir.h"
 
@@ -26,10 +30,12 @@ namespace {
 const std::string kBench = SYNK_BENCH_EXE;
 const std::string kExperiments = std::string(SYNK_SOURCE_DIR) + "/tests/harness/experiments/";
 
-// Starts synk-bench with stdout and stderr into `log`.
-pid_t start(const std::vector<std::string>& args, const std::string& log) {
+// Starts synk-bench with stdout and stderr into `log`; with own_group, in a process group of its
+// own (as a shell starts a foreground job), so that the group can be signalled as a terminal does.
+pid_t start(const std::vector<std::string>& args, const std::string& log, bool own_group = false) {
   const pid_t pid = fork();
   if (pid == 0) {
+    if (own_group) setpgid(0, 0);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, STDOUT_FILENO);
     dup2(fd, STDERR_FILENO);
@@ -159,6 +165,100 @@ TEST_CASE("Ctrl-C stops within a step, keeps finished points, marks the run inte
   CHECK(kept < 6);
   requireWholePoints(db, runs[0].id, 2 * 5);
   CHECK_THAT(slurp(log), Catch::Contains("(interrupted)"));
+  // Every point not stored counts as not run: the one cut short and those never started.
+  const std::string not_run = std::to_string(6 - kept) + " not run";
+  CHECK_THAT(runs[0].message, Catch::Contains(not_run + " (of 6 points)"));
+  CHECK_THAT(slurp(log), Catch::Contains(", " + not_run));
+}
+
+// A process's start time (clock ticks after boot), 0 once it is gone: with a pid, it names one
+// process even after the pid is reused (32768 pids wrap around quickly under parallel tests).
+long long startTime(pid_t pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22 && rest >> field; ++i) {
+  }
+  long long start = 0;
+  rest >> start;
+  return start;
+}
+
+// Every synk shared-memory segment named after one of `masters` (pid -> start time; a session's
+// segments carry its master's pid: core/shm_segment.h), except those of a process that now has
+// the pid of a master gone meanwhile.
+std::vector<std::string> segmentsOf(const std::map<pid_t, long long>& masters) {
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    for (const auto& [pid, start] : masters) {
+      const long long now = startTime(pid);
+      if (now != 0 && now != start) continue;  // the pid was reused by another process
+      if (name.rfind(synk::processShmPrefix(pid), 0) == 0) left.push_back(name);
+    }
+  }
+  return left;
+}
+
+TEST_CASE("group-wide SIGINTs at random moments of a 2-rank point leave no shared memory",
+          "[harness][fault]") {
+  // Ctrl-C in a terminal signals every process of the foreground group, and `timeout -s INT`
+  // signals the command and then its group: synk-bench may see two SIGINTs, the second a hard
+  // stop that kills the repetition's process group, its shared-memory watcher included.
+  TempDir dir;
+  std::mt19937 random(20261125);  // fixed: the same moments on every run
+  for (int round = 0; round < 20; ++round) {
+    INFO("round " << round);
+    const std::string db = dir.file("r" + std::to_string(round) + ".db"), log = dir.file("log");
+    const pid_t bench =
+        start({"run", kExperiments + "slow.ini", "--db", db, "--set", "axes.ranks=2", "--set",
+               "axes.batch=8", "--set", "input.us.range=20000:20000", "--set",
+               "experiment.steps=40", "--set", "experiment.repetitions=2"},
+              log, /*own_group=*/true);
+    // Every process synk-bench starts, seen while it runs (the sessions' masters among them).
+    std::map<pid_t, long long> seen;  // pid -> start time
+    std::mutex seen_mutex;
+    std::atomic<bool> done{false};
+    std::thread watch([&] {
+      while (!done) {
+        const std::set<pid_t> now = descendants(bench);
+        {
+          std::lock_guard<std::mutex> lock(seen_mutex);
+          for (pid_t pid : now)
+            if (!seen.count(pid)) seen[pid] = startTime(pid);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    // Wait for the 2-rank repetition (its master, worker and watcher), then a random moment
+    // of it, then the signals: the group, and after a random gap (0: the two may merge) again.
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (descendants(bench).size() < 3 && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 400));
+    kill(-bench, SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 20));
+    kill(-bench, SIGINT);
+    const int code = finish(bench, std::chrono::seconds(30));
+    done = true;
+    watch.join();
+    INFO("exit code " << code << "; output:\n" << slurp(log));
+    CHECK(code == 3);  // interrupted
+    // The contract: nothing under /dev/shm within a second of exit (synk-bench removes a killed
+    // session's segments itself before it exits, so they are gone at once).
+    std::vector<std::string> left = segmentsOf(seen);
+    const auto exited = Clock::now();
+    while (!left.empty() && Clock::now() - exited < std::chrono::seconds(1)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      left = segmentsOf(seen);
+    }
+    INFO("left: " << (left.empty() ? "" : left.front()) << " and " << left.size() << " in all");
+    CHECK(left.empty());
+    for (const std::string& name : left)  // do not leave them to the next test either
+      std::filesystem::remove("/dev/shm/" + name);
+  }
 }
 
 TEST_CASE("a run killed mid-point leaves whole points only and lists as failed",

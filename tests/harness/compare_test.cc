@@ -1,9 +1,8 @@
 // harness/compare.h on synthetic stores: verdicts and exit codes, incomparable and incomplete
 // runs, thresholds from a run's configuration, speedup change, run references and baselines,
 // the JSON schema, and the command's exit codes through the CLI.
-#include <boost/property_tree/json_parser.hpp>
-#include <boost/property_tree/ptree.hpp>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "synk/harness/cli.h"
@@ -149,6 +148,31 @@ TEST_CASE("compare: another configuration names the settings that differ", "[har
   CHECK(c.points[0].result.reason == "another configuration: +model.lr = 0.5");
 }
 
+TEST_CASE("compare: another configuration leads with what changes the computation", "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("c.db"), Store::Mode::Write);
+  const std::vector<double> v = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
+  SyntheticPoint a = point("1", v), b = point("1", v);
+  a.key = "key-a";
+  b.key = "key-b";
+  RunRecord before = syntheticRun("toy", "c1", "t1"), after = syntheticRun("toy", "c2", "t2");
+  before.config_resolved +=
+      "experiment.repetitions = 5\nexperiment.steps = 20\nexperiment.warmup = 5\n"
+      "experiment.seed = 1\nexperiment.timeout = 600\nmodel.lr = 0.1\n";
+  after.config_resolved +=
+      "experiment.repetitions = 3\nexperiment.steps = 10\nexperiment.warmup = 2\n"
+      "experiment.seed = 2\nexperiment.timeout = 60\nmodel.lr = 0.5\n";
+  const int64_t first = storeRun(store, before, {a});
+  const int64_t second = storeRun(store, after, {b});
+  const RunCompare c = compareRuns(store, first, second, {});
+  // model.lr sorts after the experiment.* keys but explains the new key: it comes first, and
+  // the measurement settings beyond four are named, not hidden.
+  CHECK(c.points[0].result.reason ==
+        "another configuration: model.lr: 0.1 -> 0.5; experiment.repetitions: 5 -> 3; "
+        "experiment.seed: 1 -> 2; experiment.steps: 20 -> 10; and 2 more "
+        "(experiment.timeout, experiment.warmup)");
+}
+
 TEST_CASE("compare: a missing point, a failed point or an unfinished run is incomplete (exit 3)",
           "[harness]") {
   TempDir dir;
@@ -246,38 +270,36 @@ TEST_CASE("compare --json: the documented schema", "[harness]") {
   const int64_t cand = storeRun(store, syntheticRun("toy", "c2", "t2"),
                                 {point("1", one), point("2", scaled(two, 1.2)), point("4", one)});
   const RunCompare c = compareRuns(store, base, cand, {});
-  boost::property_tree::ptree json;
-  std::istringstream text(compareJson(c));
-  REQUIRE_NOTHROW(boost::property_tree::read_json(text, json));
-  CHECK(json.get<std::string>("schema") == "synk-bench-compare/1");
-  CHECK(json.get<int>("exit") == c.exit_code);
-  CHECK(json.get<bool>("incomplete"));
-  CHECK(json.get<std::string>("thresholds.correction") == "benjamini-hochberg");
-  CHECK(json.get<double>("thresholds.min_change") == 0.05);
-  CHECK(json.get<int>("baseline.run") == base);
-  CHECK(json.get<std::string>("candidate.commit") == "c2");
-  CHECK(json.get<int>("summary.worse") == 1);
-  CHECK(json.get<int>("summary.incomparable") == 1);
-  std::vector<boost::property_tree::ptree> points;
-  for (const auto& [unused, p] : json.get_child("points"))
-    points.push_back(p);
+  const nlohmann::json json = nlohmann::json::parse(compareJson(c));
+  CHECK(json.at("schema") == "synk-bench-compare/1");
+  CHECK(json.at("exit") == c.exit_code);
+  CHECK(json.at("incomplete") == true);
+  CHECK(json.at("thresholds").at("correction") == "benjamini-hochberg");
+  CHECK(json.at("thresholds").at("min_change") == 0.05);
+  CHECK(json.at("baseline").at("run") == base);
+  CHECK(json.at("candidate").at("commit") == "c2");
+  CHECK(json.at("summary").at("worse") == 1);
+  CHECK(json.at("summary").at("incomparable") == 1);
+  const nlohmann::json& points = json.at("points");
   REQUIRE(points.size() == 3);
-  const auto& slow = points[1];
-  CHECK(slow.get<std::string>("label") == "cpu batch=32 ranks=2");
-  CHECK(slow.get<std::string>("axes.ranks") == "2");
-  CHECK(slow.get<std::string>("verdict") == "worse");
-  CHECK(slow.get<int>("baseline.repetitions") == 5);
-  CHECK(slow.get_child("candidate.values_s").size() == 5);
-  CHECK(slow.get<double>("change") == Approx(0.2).margin(1e-6));
-  CHECK(slow.get<double>("p_adjusted") <= 0.05);
-  CHECK(slow.get<bool>("exact"));
-  CHECK(slow.get<double>("scaling.speedup_change") < 0);
-  CHECK(slow.get_child("scaling.speedup_interval").size() == 2);
+  const nlohmann::json& slow = points[1];
+  CHECK(slow.at("label") == "cpu batch=32 ranks=2");
+  CHECK(slow.at("axes").at("ranks") == "2");
+  CHECK(slow.at("verdict") == "worse");
+  CHECK(slow.at("baseline").at("repetitions") == 5);
+  CHECK(slow.at("candidate").at("values_s").size() == 5);
+  CHECK(slow.at("change").get<double>() == Approx(0.2).margin(1e-6));
+  CHECK(slow.at("p_adjusted").get<double>() <= 0.05);
+  CHECK(slow.at("exact") == true);
+  CHECK(slow.at("scaling").at("speedup_change").get<double>() < 0);
+  CHECK(slow.at("scaling").at("speedup_interval").size() == 2);
+  // No NVML in a synthetic run: the energy fields are there, and null.
+  CHECK(slow.at("baseline_joules_per_sample").is_null());
   const auto& missing = points[2];
-  CHECK(missing.get<std::string>("verdict") == "incomparable");
-  CHECK(missing.get<std::string>("reason") == "only in the candidate run");
-  CHECK(missing.get<std::string>("change") == "null");
-  CHECK(missing.get<std::string>("scaling") == "null");
+  CHECK(missing.at("verdict") == "incomparable");
+  CHECK(missing.at("reason") == "only in the candidate run");
+  CHECK(missing.at("change").is_null());
+  CHECK(missing.at("scaling").is_null());
 }
 
 TEST_CASE("the compare and baseline commands' exit codes", "[harness]") {

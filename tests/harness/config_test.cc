@@ -59,7 +59,7 @@ TEST_CASE("axis values: lists, ranges, powers of two, sizes", "[harness]") {
   using V = std::vector<int64_t>;
   CHECK(parseIntAxis("1,2,4,8") == V{1, 2, 4, 8});
   CHECK(parseIntAxis("64:4096:pow2") == V{64, 128, 256, 512, 1024, 2048, 4096});
-  CHECK(parseIntAxis("8:1K:x4") == V{8, 32, 128, 512});
+  CHECK(parseIntAxis("8:1K:x4", 0, Unit::Bytes) == V{8, 32, 128, 512});
   CHECK(parseIntAxis("1:4") == V{1, 2, 3, 4});
   CHECK(parseIntAxis("0:100:25") == V{0, 25, 50, 75, 100});
   CHECK(parseIntAxis("1, 2, 2, 8:16:pow2") == V{1, 2, 8, 16});
@@ -67,16 +67,21 @@ TEST_CASE("axis values: lists, ranges, powers of two, sizes", "[harness]") {
   CHECK(parseSize("32M") == 32 << 20);
   CHECK(parseSize("2GiB") == int64_t{2} << 30);
   CHECK(parseSize("1GB") == int64_t{1} << 30);
-  CHECK(parseIntAxis("8:1G:x2").size() == 28);
+  CHECK(parseIntAxis("8:1G:x2", 0, Unit::Bytes).size() == 28);
   CHECK_THROWS_WITH(parseIntAxis("4096:64"), Catch::Contains("ends before it starts"));
   CHECK_THROWS_WITH(parseIntAxis("3:10:pow2"), Catch::Contains("power of two"));
-  CHECK_THROWS_WITH(parseIntAxis("1:1G"), Catch::Contains("more than 4096 values"));
+  CHECK_THROWS_WITH(parseIntAxis("1:1G", 0, Unit::Bytes), Catch::Contains("more than 4096 values"));
   CHECK_THROWS_WITH(parseIntAxis("1,,2"), Catch::Contains("empty item"));
   CHECK_THROWS_WITH(parseIntAxis("abc"), Catch::Contains("not an integer"));
-  CHECK_THROWS_WITH(parseIntAxis("3T"), Catch::Contains("unknown unit"));
+  CHECK_THROWS_WITH(parseIntAxis("3T", 0, Unit::Bytes), Catch::Contains("unknown unit"));
+  // A count takes no unit: 128k is refused, not read as 131072.
+  CHECK_THROWS_WITH(parseIntAxis("32, 128k"), Catch::Contains("'128k' is a count"));
+  CHECK_THROWS_WITH(parseIntAxis("1:4K:pow2"), Catch::Contains("'4K' is a count"));
+  CHECK_THROWS_WITH(parseCount("12x"), Catch::Contains("'12x' is not an integer"));
+  CHECK(parseIntAxis("32, 128K", 0, Unit::Bytes) == V{32, 131072});
   CHECK_THROWS_WITH(parseIntAxis("0", 1), Catch::Contains("below 1"));
   CHECK_THROWS_WITH(parseIntAxis("99999999999999999999"), Catch::Contains("too large"));
-  CHECK_THROWS_WITH(parseIntAxis("8E:16E:pow2"), Catch::Contains("unknown unit"));
+  CHECK_THROWS_WITH(parseIntAxis("8E:16E:pow2", 0, Unit::Bytes), Catch::Contains("unknown unit"));
   CHECK_THROWS_WITH(parseSize("9000000000G"), Catch::Contains("too large"));
   CHECK(parseNameList(" cpu ,cuda") == std::vector<std::string>{"cpu", "cuda"});
   CHECK_THROWS_WITH(parseNameList("cpu,cpu"), Catch::Contains("listed twice"));

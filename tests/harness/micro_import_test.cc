@@ -75,7 +75,11 @@ TEST_CASE("Google Benchmark's variants: units, no run_name, errors, skips", "[ha
 }
 
 TEST_CASE("what is not Google Benchmark JSON is refused with the place named", "[harness]") {
-  CHECK_THROWS_WITH(parse("{\"benchmarks\": [ {"), Catch::Contains("test.json:1: not JSON"));
+  // Malformed JSON names the file, the line and the column where it breaks.
+  CHECK_THROWS_WITH(parse("{\"benchmarks\": [ {"),
+                    Catch::Contains("test.json:1:19: not JSON: syntax error"));
+  CHECK_THROWS_WITH(parse("{\"context\": {},\n \"benchmarks\": [\n  {\"name\": \"a\",, }]}"),
+                    Catch::Contains("test.json:3:16: not JSON: syntax error"));
   CHECK_THROWS_WITH(parse("{\"context\": {}}"), Catch::Contains("no \"benchmarks\" array"));
   CHECK_THROWS_WITH(parse(entry(R"({"name": "a", "iterations": 1, "real_time": 1,
                                    "cpu_time": 1, "time_unit": "fortnights"})")),

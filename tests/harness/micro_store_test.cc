@@ -82,8 +82,7 @@ TEST_CASE("micro results: another context is another key, and the refusals", "[h
   const int64_t b = importMicroRun(store, {cuda}, {"cuda.json"}, {});
   CHECK(store.points(a)[0].key != store.points(b)[0].key);
   const RunCompare c = compareRuns(store, a, b, {});
-  CHECK(c.points[0].result.reason ==
-        "another configuration: -context.synk.backend = cpu; +context.synk.backend = cuda");
+  CHECK(c.points[0].result.reason == "another configuration: context.synk.backend: cpu -> cuda");
 
   CHECK_THROWS_WITH(importMicroRun(store, {cpu, cuda}, {kPath, "cuda.json"}, {}),
                     Catch::Contains("cuda.json measured something else than") &&

@@ -104,13 +104,13 @@ TEST_CASE("collectives: placements per op, roots, redops and their skips", "[har
       "c.ini");
   const Plan plan = makePlan(e, {4, 2, ""}, "m");
   CHECK(plan.jobs == 6);  // backend x ranks
-  int all_reduce = 0, reduce_in = 0, gathers_in = 0;
+  int all_reduce_out = 0, all_reduce_in = 0, broadcast_out = 0, reduce_in = 0, gathers_in = 0;
   for (const Point& p : plan.points) {
     if (p.op == "all_reduce") {
-      ++all_reduce;
-      CHECK(p.placement == Placement::InPlace);
+      ++(p.placement == Placement::InPlace ? all_reduce_in : all_reduce_out);
       CHECK(p.root == -1);
     }
+    if (p.op == "broadcast" && p.placement == Placement::OutOfPlace) ++broadcast_out;
     if (p.op == "reduce" && p.placement == Placement::InPlace) ++reduce_in;
     if ((p.op == "gather" || p.op == "all_gather" || p.op == "scatter") &&
         p.placement == Placement::InPlace)
@@ -129,7 +129,10 @@ TEST_CASE("collectives: placements per op, roots, redops and their skips", "[har
       CHECK_FALSE(p.skipped);
   }
   // 3 backends x 2 ranks x 2 dtypes x 2 redops x 2 bytes
-  CHECK(all_reduce == 3 * 2 * 2 * 2 * 2);
+  // Both of nccl-tests' column groups: out of place and in place.
+  CHECK(all_reduce_out == 3 * 2 * 2 * 2 * 2);
+  CHECK(all_reduce_in == 3 * 2 * 2 * 2 * 2);
+  CHECK(broadcast_out == 3 * 2 * 2 * 2 * 2);  // x 2 roots, no redop
   CHECK(reduce_in == 3 * 2 * 2 * 2 * 2 * 2);  // x 2 roots
   CHECK(gathers_in == 0);
 }

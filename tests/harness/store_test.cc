@@ -93,7 +93,17 @@ TEST_CASE("a run, its points, repetitions and samples come back as stored", "[ha
     PointRecord p = samplePoint(run.id, 0);
     std::vector<SampleRecord> shuffled = samples(2, 4);
     std::swap(shuffled.front(), shuffled.back());  // stored in (repetition, rank, step) order
-    store.addPoint(p, {{0, 5000, 4, "ok", ""}, {1, 6000, 4, "ok", ""}}, shuffled);
+    RepetitionRecord second{1, 6000, 4, "ok", ""};
+    second.other_cpu = 0.75;
+    GpuReading gpu;
+    gpu.gpu = 1;
+    gpu.seconds = 0.5;
+    gpu.sm_mhz = 1980;
+    gpu.power_w = 412.5;
+    gpu.energy_j = 206.25;
+    gpu.throttle_reasons = 0x4;  // software power cap
+    second.gpus = {gpu};
+    store.addPoint(p, {{0, 5000, 4, "ok", ""}, second}, shuffled);
     point_id = p.id;
     PointRecord skipped = samplePoint(run.id, 1);
     skipped.status = "skipped";
@@ -116,6 +126,15 @@ TEST_CASE("a run, its points, repetitions and samples come back as stored", "[ha
   const auto reps = store.repetitions(point_id);
   REQUIRE(reps.size() == 2);
   CHECK(reps[1].startup_ns == 6000);
+  CHECK_FALSE(reps[0].other_cpu);
+  CHECK(reps[1].other_cpu == 0.75);
+  CHECK(reps[0].gpus.empty());
+  REQUIRE(reps[1].gpus.size() == 1);
+  CHECK(reps[1].gpus[0].gpu == 1);
+  CHECK(reps[1].gpus[0].energy_j == 206.25);
+  CHECK(reps[1].gpus[0].sm_mhz == 1980);
+  CHECK_FALSE(reps[1].gpus[0].memory_mhz);
+  CHECK(reps[1].gpus[0].throttled());
   const auto got = store.samples(point_id);
   const auto want = samples(2, 4);
   REQUIRE(got.size() == want.size());
@@ -141,8 +160,9 @@ TEST_CASE("a version-1 database is migrated forward with its rows", "[harness]")
              "VALUES (1, 1, 0, 'k', '{\"ranks\":\"1\"}', 'ok', 1, 1);"
              "INSERT INTO sample (point_id, repetition, rank, step, ns) VALUES (1, 0, 0, 0, 42);");
   const Store store = Store::open(path, Store::Mode::Read);  // a reader migrates a writable file
-  CHECK(store.schemaVersion() == 3);
+  CHECK(store.schemaVersion() == schema::latestVersion());
   CHECK(store.run(1)->experiment == "old");
+  CHECK(store.run(1)->telemetry.empty());  // the column version 4 added
   const auto s = store.samples(1);
   REQUIRE(s.size() == 1);
   CHECK(s[0].ns == 42);
@@ -186,7 +206,7 @@ TEST_CASE("refused untouched: a newer schema, a foreign database, not a database
     const std::string before = bytesOf(path);
     CHECK_THAT(openError(path, Store::Mode::Write),
                Catch::Contains(
-                   "written by a newer synk-bench (schema version 99; this one knows up to 3)"));
+                   "written by a newer synk-bench (schema version 99; this one knows up to 4)"));
     CHECK_THAT(openError(path, Store::Mode::Read), Catch::Contains("refusing to touch it"));
     CHECK(bytesOf(path) == before);
   }

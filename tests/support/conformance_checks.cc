@@ -214,16 +214,28 @@ std::pair<int, size_t> ownerOf(const std::vector<size_t>& counts, size_t i) {
 }
 
 void runAllReduce(RankContext& ctx, Communicator& comm, const ConformanceOptions& options,
-                  DType dtype, ReduceOp op, size_t count) {
-  const std::string what = str(caseName("allReduce", dtype, count), " op ", reduceOpName(op));
+                  DType dtype, ReduceOp op, size_t count, bool in_place) {
+  const std::string what = str(caseName("allReduce", dtype, count), " op ", reduceOpName(op),
+                               in_place ? "" : " out of place");
+  auto input = [&](size_t i) { return reduceInput(op, dtype, ctx.rank(), i); };
   TestBuffer buffer(ctx, options, dtype, count);
-  buffer.upload(generate(count, [&](size_t i) { return reduceInput(op, dtype, ctx.rank(), i); }));
+  std::unique_ptr<TestBuffer> send;
+  if (in_place) {
+    buffer.upload(generate(count, input));
+  } else {
+    send = std::make_unique<TestBuffer>(ctx, options, dtype, count);
+    send->upload(generate(count, input));
+    buffer.upload(generate(count, [](size_t) { return 99.0; }));  // must all be overwritten
+  }
   Waiter waiter = ctx.waiter(what);
-  comm.allReduce({buffer.data(), count, dtype, op}, waiter);
+  AllReduceArgs args{buffer.data(), count, dtype, op};
+  if (send) args.send = send->data();
+  comm.allReduce(args, waiter);
   expectValues(
       what, ctx, buffer.download(), count,
       [&](size_t i) { return reduced(op, dtype, ctx.size(), i); },
       op == ReduceOp::Avg ? tolerance(dtype) : 0);
+  if (send) expectValues(what + ": send buffer", ctx, send->download(), count, input);
 }
 
 // One allReduceList over `entries` (dtype, op, count each); entry k's inputs are shifted by k so
@@ -280,14 +292,30 @@ void runReduce(RankContext& ctx, Communicator& comm, const ConformanceOptions& o
 }
 
 void runBroadcast(RankContext& ctx, Communicator& comm, const ConformanceOptions& options,
-                  DType dtype, size_t count, int root) {
-  const std::string what = str(caseName("broadcast", dtype, count), " root ", root);
+                  DType dtype, size_t count, int root, bool in_place) {
+  const std::string what =
+      str(caseName("broadcast", dtype, count), " root ", root, in_place ? "" : " out of place");
+  auto input = [&](size_t i) { return partValue(dtype, ctx.rank(), i); };
   TestBuffer buffer(ctx, options, dtype, count);
-  buffer.upload(generate(count, [&](size_t i) { return partValue(dtype, ctx.rank(), i); }));
+  buffer.upload(generate(count, input));
+  // Out of place every rank has a send buffer (only the root's is sent), holding values no
+  // rank's buffer holds (rank + 100), so a buffer left alone shows.
+  auto sent = [&](int rank, size_t i) { return partValue(dtype, rank + 100, i); };
+  std::unique_ptr<TestBuffer> send;
+  if (!in_place) {
+    send = std::make_unique<TestBuffer>(ctx, options, dtype, count);
+    send->upload(generate(count, [&](size_t i) { return sent(ctx.rank(), i); }));
+  }
   Waiter waiter = ctx.waiter(what);
-  comm.broadcast({buffer.data(), count, dtype, root}, waiter);
+  BroadcastArgs args{buffer.data(), count, dtype, root};
+  if (send) args.send = send->data();
+  comm.broadcast(args, waiter);
   expectValues(what, ctx, buffer.download(), count,
-               [&](size_t i) { return partValue(dtype, root, i); });
+               [&](size_t i) { return in_place ? partValue(dtype, root, i) : sent(root, i); });
+  if (send) {
+    expectValues(what + ": send buffer", ctx, send->download(), count,
+                 [&](size_t i) { return sent(ctx.rank(), i); });
+  }
 }
 
 void runGather(RankContext& ctx, Communicator& comm, const ConformanceOptions& options, DType dtype,
@@ -356,8 +384,11 @@ void checkAllReduce(BackendFactory& factory, int n_ranks, const ConformanceOptio
         for (DType dtype : options.dtypes) {
           for (ReduceOp op : kOps) {
             if (!validOp(op, dtype)) continue;
-            for (size_t count : options.counts)
-              runAllReduce(ctx, comm, options, dtype, op, count);
+            for (size_t c = 0; c < options.counts.size(); ++c) {
+              // Alternating keeps the run short and still gives every op and count both forms.
+              const bool in_place = (c + static_cast<size_t>(op)) % 2 == 0;
+              runAllReduce(ctx, comm, options, dtype, op, options.counts[c], in_place);
+            }
           }
         }
       },
@@ -417,9 +448,10 @@ void checkBroadcast(BackendFactory& factory, int n_ranks, const ConformanceOptio
       [&](RankContext& ctx) {
         Communicator& comm = ctx.backend.communicator(options.native);
         for (DType dtype : options.dtypes) {
-          for (size_t count : options.counts) {
+          for (size_t c = 0; c < options.counts.size(); ++c) {
             for (int root = 0; root < ctx.size(); ++root) {
-              runBroadcast(ctx, comm, options, dtype, count, root);
+              const bool in_place = (c + static_cast<size_t>(root)) % 2 == 0;
+              runBroadcast(ctx, comm, options, dtype, options.counts[c], root, in_place);
             }
           }
         }
@@ -498,7 +530,7 @@ void checkInvalidArguments(BackendFactory& factory, int n_ranks,
           comm.allGather({p, p, std::vector<size_t>(n - 1, 1), DType::Float32}, waiter);
         });
         // Nothing above may have left the ranks out of step.
-        runAllReduce(ctx, comm, options, DType::Float32, ReduceOp::Sum, 1000);
+        runAllReduce(ctx, comm, options, DType::Float32, ReduceOp::Sum, 1000, true);
       },
       rankOptions(options));
 }
@@ -515,13 +547,13 @@ void checkBackToBack(BackendFactory& factory, int n_ranks, const ConformanceOpti
           const int root = i % n;
           switch (i % 5) {
             case 0:
-              runAllReduce(ctx, comm, options, dtype, ReduceOp::Sum, count);
+              runAllReduce(ctx, comm, options, dtype, ReduceOp::Sum, count, i % 2 == 0);
               break;
             case 1:
               runReduce(ctx, comm, options, dtype, ReduceOp::Max, count, root, i % 2 == 0);
               break;
             case 2:
-              runBroadcast(ctx, comm, options, dtype, count, root);
+              runBroadcast(ctx, comm, options, dtype, count, root, i % 2 == 1);
               break;
             case 3:
               runGather(ctx, comm, options, dtype, gatherCounts(count, n), root);

@@ -1,0 +1,112 @@
+// `synk-bench export --json`: the versioned schema (export.h) with a summary per point — the
+// spread beside the median and the noise warnings a report prints — read back with nlohmann.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "synk/harness/export.h"
+#include "tests/harness/synthetic_store.h"
+#include "tests/harness/temp_dir.h"
+
+using namespace synk::harness;
+using namespace synk::harness::test;
+
+namespace {
+
+nlohmann::json exported(const Store& store, int64_t run, const SummaryOptions& options = {}) {
+  TempDir dir;
+  const std::string path = dir.file("export.json");
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  REQUIRE(out);
+  exportJson(out, store, run, options);
+  std::fclose(out);
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+}  // namespace
+
+TEST_CASE("export --json: schema, run, and a summary per point with its spread", "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("e.db"), Store::Mode::Write);
+  SyntheticPoint one{{{"backend", "cpu"}, {"batch", "32"}, {"ranks", "1"}},
+                     {1.0e-3, 1.1e-3, 1.2e-3, 1.3e-3, 1.4e-3}};
+  // Two groups of repetitions: the median (0.81 ms) stands for the fast sessions only.
+  SyntheticPoint two{{{"backend", "cpu"}, {"batch", "32"}, {"ranks", "2"}},
+                     {0.80e-3, 2.61e-3, 0.81e-3, 2.58e-3, 0.79e-3}};
+  const int64_t run = storeRun(store, syntheticRun("toy", "c1", "t1"), {one, two});
+  const nlohmann::json doc = exported(store, run);
+  CHECK(doc.at("schema") == "synk-bench-export/1");
+  CHECK(doc.at("generator").get<std::string>().rfind("synk-bench ", 0) == 0);
+  CHECK(doc.at("run").at("id") == run);
+  CHECK(doc.at("run").at("status") == "complete");
+  REQUIRE(doc.at("points").size() == 2);
+  const nlohmann::json& first = doc.at("points")[0].at("summary");
+  CHECK(first.at("n") == 5);
+  CHECK(first.at("median").get<double>() == Approx(1.2e-3));
+  CHECK(first.at("mean").get<double>() == Approx(1.2e-3));
+  CHECK(first.at("stdev").get<double>() == Approx(0.158114e-3).epsilon(1e-4));
+  CHECK(first.at("min").get<double>() == Approx(1.0e-3));
+  CHECK(first.at("max").get<double>() == Approx(1.4e-3));
+  CHECK(first.at("samples_per_s").get<double>() == Approx(32 / 1.2e-3));
+  CHECK(first.at("speedup").get<double>() == Approx(1.0));
+  CHECK(first.at("joules_per_sample").is_null());  // no NVML here
+  CHECK(first.at("warnings").empty());
+  const nlohmann::json& second = doc.at("points")[1].at("summary");
+  CHECK(second.at("speedup").get<double>() == Approx(2 * 1.2e-3 / 0.81e-3));
+  REQUIRE(second.at("warnings").size() == 1);
+  CHECK_THAT(second.at("warnings")[0].get<std::string>(), Catch::Contains("two groups"));
+  const nlohmann::json& point = doc.at("points")[1];
+  CHECK(point.at("repetitions").size() == 5);
+  CHECK(point.at("samples").at("rows").size() == 15);  // 5 repetitions x 3 steps
+  CHECK(point.at("samples").at("columns")[3] == "ns");
+}
+
+TEST_CASE("export --json: a repetition on a throttled GPU is flagged, and can be left out",
+          "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("t.db"), Store::Mode::Write);
+  RunRecord record = syntheticRun("toy", "c1", "t1");
+  store.beginRun(record);
+  PointRecord p;
+  p.run_id = record.id;
+  p.key = "k";
+  p.status = "ok";
+  p.axes = {{"backend", "cuda"}, {"batch", "64"}, {"ranks", "1"}};
+  std::vector<RepetitionRecord> reps;
+  std::vector<SampleRecord> samples;
+  for (int r = 0; r < 5; ++r) {
+    RepetitionRecord rep{r, 0, 2, "ok", ""};
+    GpuReading gpu;
+    gpu.seconds = 1;
+    gpu.energy_j = r == 4 ? 300.0 : 200.0;  // joules over 2 steps
+    gpu.power_w = *gpu.energy_j;
+    gpu.throttle_reasons = r == 4 ? 0x20 : 0;  // repetition 4: software thermal slowdown
+    rep.gpus = {gpu};
+    reps.push_back(rep);
+    for (int step = 0; step < 2; ++step)
+      samples.push_back({r, 0, step, r == 4 ? 2'000'000 : 1'000'000});
+  }
+  store.addPoint(p, reps, samples);
+  store.endRun(record.id, "complete");
+  const nlohmann::json all = exported(store, record.id).at("points")[0];
+  CHECK(all.at("summary").at("throttled_repetitions") == 1);
+  CHECK(all.at("summary").at("excluded_repetitions") == 0);
+  CHECK(all.at("repetitions")[4].at("gpus")[0].at("throttled") == true);
+  CHECK(all.at("repetitions")[0].at("gpus")[0].at("throttled") == false);
+  CHECK(all.at("summary").at("max").get<double>() == Approx(2e-3));
+  CHECK(all.at("summary").at("energy_per_step_j").get<double>() == Approx(100));
+  CHECK(all.at("summary").at("joules_per_sample").get<double>() == Approx(100.0 / 64));
+  CHECK(all.at("summary").at("samples_per_joule").get<double>() == Approx(0.64));
+  CHECK_THAT(all.at("summary").at("warnings").back().get<std::string>(),
+             Catch::Contains("1 of 5 repetition(s) ran on a throttled GPU"));
+  const nlohmann::json kept =
+      exported(store, record.id, {.exclude_throttled = true}).at("points")[0].at("summary");
+  CHECK(kept.at("n") == 4);
+  CHECK(kept.at("max").get<double>() == Approx(1e-3));
+  CHECK(kept.at("excluded_repetitions") == 1);
+}
