@@ -238,6 +238,15 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
   return result;
 }
 
+void ignoreStopSignals() {
+  struct sigaction action {};
+  action.sa_handler = SIG_IGN;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  g_parent_stop = nullptr;
+}
+
 void installStopHandlers(StopWord* stop) {
   g_parent_stop = stop;
   struct sigaction action {};

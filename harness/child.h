@@ -79,5 +79,10 @@ bool writeAll(int fd, const std::string& bytes);
 // Installs the handlers that turn Ctrl-C and SIGTERM into stop requests on `stop` (nullptr
 // restores the defaults).
 void installStopHandlers(StopWord* stop);
+// After a sweep's last job: Ctrl-C and SIGTERM are ignored from now on, so a late or second
+// SIGINT neither kills synk-bench while it stores the run's status and prints the summary (it
+// would exit 130 and leave the run "running") nor reaches a handler whose stop word went with
+// the sweep. Nothing is forked after this.
+void ignoreStopSignals();
 
 }  // namespace synk::harness

@@ -118,9 +118,7 @@ class Sweep {
         return runCollectivesRepetition(e_, points, rep, stop_, telemetry, &points_done_);
       });
     }
-    // The handlers stay: a Ctrl-C after the last job (the second of a pair, or a late one) must
-    // not kill synk-bench while it stores the run's status and prints the summary (it would
-    // exit 130 and leave the run "running"); the stop word it sets is read by nobody now.
+    ignoreStopSignals();  // a late Ctrl-C must not cut the run's record short (child.h)
     progress_.finish();
     summary_.run_id = run_id_;
     // Every runnable point not stored was not run: the job cut short and every job after it.
