@@ -84,9 +84,11 @@ size_t storedPoints(const std::string& db) {
   }
 }
 
-void waitForPoints(const std::string& db, size_t n) {
+// `log`: synk-bench's output, shown if the points never come (what it was doing).
+void waitForPoints(const std::string& db, size_t n, const std::string& log) {
   const auto end = Clock::now() + std::chrono::seconds(60);
   while (storedPoints(db) < n) {
+    INFO("synk-bench's output so far:\n" << slurp(log));
     REQUIRE(Clock::now() < end);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -138,7 +140,7 @@ void requireWholePoints(const std::string& db, int64_t run_id, size_t samples_pe
 // A run of 100 ms steps (experiments/slow.ini) that has stored its first point.
 pid_t startSlowRun(const std::string& db, const std::string& log) {
   const pid_t bench = start({"run", kExperiments + "slow.ini", "--db", db}, log);
-  waitForPoints(db, 1);
+  waitForPoints(db, 1, log);
   return bench;
 }
 
