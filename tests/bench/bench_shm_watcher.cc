@@ -15,36 +15,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "synk/core/shm_segment.h"
 #include "synk/synk.h"
+#include "tests/support/shm_mappings.h"
 
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-int processesMapping(const std::string& prefix) {
-  int n = 0;
-  const std::string needle = "/dev/shm/" + prefix;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream maps(entry.path() / "maps");
-    for (std::string line; std::getline(maps, line);) {
-      if (line.find(needle) != std::string::npos) {
-        ++n;
-        break;
-      }
-    }
-  }
-  return n;
-}
 
 // A master holding a session; returns its pid once the session is up (0 if it failed).
 pid_t forkMaster(int64_t bytes) {
@@ -100,7 +81,7 @@ int main(int argc, char** argv) {
     kill(master, SIGKILL);
     waitpid(master, nullptr, 0);
     const auto killed = Clock::now();
-    while (synk::countSegmentsWithPrefix(prefix) > 0 || processesMapping(prefix) > 0) {
+    while (synk::countSegmentsWithPrefix(prefix) > 0 || synk::test::processesMapping(prefix) > 0) {
       if (Clock::now() - killed > std::chrono::seconds(30)) break;
       std::this_thread::sleep_for(std::chrono::microseconds(500));
     }

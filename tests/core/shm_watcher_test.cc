@@ -13,31 +13,12 @@
 #include "synk/core/shm_segment.h"
 #include "tests/support/rank_fixture.h"
 #include "tests/support/session_fixture.h"
+#include "tests/support/shm_mappings.h"
 
 using namespace synk;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Processes that map a shared-memory segment whose name starts with `prefix` (by
-// /proc/PID/maps, which names a mapped file "/dev/shm/NAME", "(deleted)" once unlinked).
-int processesMapping(const std::string& prefix) {
-  int n = 0;
-  const std::string needle = "/dev/shm/" + prefix;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream maps(entry.path() / "maps");
-    for (std::string line; std::getline(maps, line);) {
-      if (line.find(needle) != std::string::npos) {
-        ++n;
-        break;
-      }
-    }
-  }
-  return n;
-}
 
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -95,7 +76,7 @@ TEST_CASE("a master killed by SIGKILL: its watcher frees its shared memory, ever
     if (master == 0) test::skipTest("the child could not start a session here");
     const std::string prefix = processShmPrefix(master);
     REQUIRE(countSegmentsWithPrefix(prefix) > 0);
-    REQUIRE(processesMapping(prefix) > 0);
+    REQUIRE(test::processesMapping(prefix) > 0);
     kill(master, SIGKILL);
     waitpid(master, nullptr, 0);
     const auto killed = Clock::now();
@@ -104,11 +85,11 @@ TEST_CASE("a master killed by SIGKILL: its watcher frees its shared memory, ever
     // does not enter.
     bool freed = false;
     while (!freed && secondsSince(killed) < 30.0) {
-      freed = countSegmentsWithPrefix(prefix) == 0 && processesMapping(prefix) == 0;
+      freed = countSegmentsWithPrefix(prefix) == 0 && test::processesMapping(prefix) == 0;
       if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     INFO("segments left " << countSegmentsWithPrefix(prefix) << ", processes mapping one "
-                          << processesMapping(prefix));
+                          << test::processesMapping(prefix));
     CHECK(freed);
   }
 }
