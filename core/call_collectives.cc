@@ -1,6 +1,7 @@
 #include "synk/core/call_collectives.h"
 
 #include "synk/core/communicator.h"
+#include "synk/core/device.h"
 #include "synk/core/error.h"
 #include "synk/core/rank_resources.h"
 
@@ -18,6 +19,23 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
   args.dtype = dtype;
   args.op = op;
   rank_.default_communicator->allReduce(args, *waiter_);  // host-staged where ranks share a GPU
+}
+
+void InCallCollectives::allGather(const void* send, void* recv, size_t count, DType dtype) {
+  if (!waiter_ && !local_) {
+    throw UsageError("a model's all_gather runs only during one of its calls");
+  }
+  if (count == 0) return;
+  if (local_) {  // one participant: the result is its own part
+    rank_.device->copy(recv, send, count * dtypeSize(dtype), CopyKind::DeviceToDevice);
+    return;
+  }
+  AllGatherArgs args;
+  args.send = send;
+  args.recv = recv;
+  args.counts.assign(static_cast<size_t>(rank_.size), count);
+  args.dtype = dtype;
+  rank_.default_communicator->allGather(args, *waiter_);
 }
 
 }  // namespace synk::detail

@@ -4,7 +4,7 @@
 // step's Waiter (its deadline, the abort word). CallExecution opens a Scope around each call of the
 // model; outside one, all_reduce is a UsageError. Function::asLocal opens a local Scope: the master
 // alone holds the whole batch, so a collective over "every rank" is over itself and leaves the
-// buffer as it is.
+// buffer as it is (an all_gather copies send to recv).
 #include "synk/core/model.h"
 
 namespace synk {
@@ -19,6 +19,7 @@ class InCallCollectives final : public CallCollectives {
  public:
   explicit InCallCollectives(const RankResources& rank) : rank_(rank) {}
   void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) override;
+  void allGather(const void* send, void* recv, size_t count, DType dtype) override;
 
   class Scope {
    public:

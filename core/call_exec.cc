@@ -120,6 +120,11 @@ void CallExecution::plan() {
   }
   if (!row_based_) rows_ = 1;
   slices_ = row_based_ ? std::max(1, request_.num_slices) : 1;
+  rank_rows_.clear();
+  if (binding_.hasScatteredInputs() && slices_ == 1) {
+    for (int r = 0; r < n; ++r)
+      rank_rows_.push_back(splitRows(request_.batch_rows, n, r).size());
+  }
 }
 
 const VariableStorage& CallExecution::readStorage(size_t j) const {
@@ -176,6 +181,7 @@ void CallExecution::runSlice(const RowRange& local) {
     frame.updates.push_back({scratch_.update_slice[u].data(), var.dtype, var.shape});
   }
   frame.wanted_outputs = request_.wanted.empty() ? nullptr : request_.wanted.data();
+  frame.rank_rows = rank_rows_.empty() ? nullptr : rank_rows_.data();
   slice_index_ = static_cast<int>(slice_count_++);
   {
     PhaseScope phase(Phase::Plugin);

@@ -95,6 +95,9 @@ class CallExecution {
   RowRange mine_;
   int64_t rows_ = 0;
   int slices_ = 1;
+  // Every rank's rows (splitRows of the batch), for the model's row collectives; empty when the
+  // call has no scattered inputs or is sliced (CallFrame::rank_rows).
+  std::vector<int64_t> rank_rows_;
   Selection batch_s_;
   bool computed_ = false;
   bool staged_ = false;

@@ -90,6 +90,9 @@ class CallFrame {
   // Per output (FunctionSpec::outputs order): 0 = the caller does not use it, so it need not be
   // produced; nullptr = every output is used.
   const uint8_t* wanted_outputs = nullptr;
+  // Every rank's rows of the scattered inputs in this call, rank order (n_ranks entries); null
+  // when unknown to the rank: no scattered inputs, a sliced call, a local call.
+  const int64_t* rank_rows = nullptr;
 
   // Allocates output `index` (FunctionSpec::outputs order) with the `ndim` dimensions at `dims`
   // in device memory and returns where to write it; the dtype is the declared one. The one place
@@ -121,6 +124,9 @@ class CallCollectives {
   // op: sum, avg, max, min. Throws UsageError outside a call, the communicator's errors (a peer
   // failed, ranks diverged, the deadline passed: the session is then aborted) otherwise.
   virtual void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
+  // Every rank's `count` elements at `send`, concatenated in rank order into `recv` (n_ranks x
+  // count; no overlap with send). Outside a session's ranks (a local call) recv gets send.
+  virtual void allGather(const void* send, void* recv, size_t count, DType dtype) = 0;
 };
 
 struct RankInfo {

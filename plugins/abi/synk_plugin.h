@@ -1,7 +1,7 @@
 #pragma once
-/* synk model plugin ABI, version 1.3 (1.1 appended load options to the describe sink and the host
- * services, 1.2 an all-reduce service for calls, 1.3 synk_call.wanted_outputs; a 1.0 plugin loads
- * unchanged and accepts no options).
+/* synk model plugin ABI, version 1.4 (1.1 appended load options to the describe sink and the host
+ * services, 1.2 an all-reduce service for calls, 1.3 synk_call.wanted_outputs, 1.4 an all-gather
+ * service and synk_call.rank_rows; a 1.0 plugin loads unchanged and accepts no options).
  *
  * The only contract between the synk host and a model plugin (a shared library). Pure C: it
  * compiles as C99 and as C++, depends on <stdint.h> and <stddef.h> only, and nothing but C types
@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define SYNK_PLUGIN_ABI_MAJOR 1
-#define SYNK_PLUGIN_ABI_MINOR 3
+#define SYNK_PLUGIN_ABI_MINOR 4
 #define SYNK_PLUGIN_ABI_VERSION \
   (((uint32_t)SYNK_PLUGIN_ABI_MAJOR << 16) | (uint32_t)SYNK_PLUGIN_ABI_MINOR)
 #define SYNK_PLUGIN_ABI_VERSION_MAJOR(version) ((uint32_t)(version) >> 16)
@@ -226,6 +226,14 @@ typedef struct synk_host_services {
    * streams of the plugin keep computing meanwhile. Returns SYNK_OK, or an error code the plugin
    * returns from call: the host then reports its own reason (a peer failed, a timeout). */
   synk_status (*all_reduce)(void* host, void* buffer, uint64_t count, int32_t dtype, int32_t op);
+  /* ABI 1.4 (check SYNK_STRUCT_HAS): every rank's `count` elements of `dtype` at `send`,
+   * concatenated in rank order into `recv` (n_ranks x count elements; recv must not overlap
+   * send), on every rank. The same rules as all_reduce: during a call only, the same sequence
+   * (count, dtype) on every rank, enqueued on the rank's stream on CUDA. In a call that runs on
+   * the master alone (a local call: rank_rows is NULL there) the collective is over itself: recv
+   * gets send. */
+  synk_status (*all_gather)(void* host, const void* send, void* recv, uint64_t count,
+                            int32_t dtype);
 } synk_host_services;
 
 /* ---- call: one invocation of a function on one rank's slice ---- */
@@ -266,6 +274,12 @@ typedef struct synk_call {
    * used. A plugin may skip computing and allocating an unused output; if it allocates one
    * anyway, the host ignores it. */
   const uint8_t* wanted_outputs;
+  /* ABI 1.4 (read only if SYNK_STRUCT_HAS(call, synk_call, rank_rows)): n_ranks entries, the rows
+   * of every rank's share of the scattered inputs in this call, in rank order, so that a model can
+   * size collectives over rows (an all_gather padded to the largest share) without asking. NULL
+   * when the call has no scattered inputs, is sliced (num_slices > 1) or runs on the master
+   * alone (a local call). */
+  const int64_t* rank_rows;
 } synk_call;
 
 /* ---- the table ---- */

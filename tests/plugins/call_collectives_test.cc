@@ -38,6 +38,27 @@ TEST_CASE("a model all-reduces during a call over uneven shares", "[plugins]") {
   CHECK(total.asLocal({Array::vector<float>(values)}).at(0).as<float>()[0] == 55);
 }
 
+TEST_CASE("a model all-gathers rows padded to the largest share that rank_rows names",
+          "[plugins]") {
+  const int ranks = GENERATE(1, 2, 3);
+  INFO(ranks << " ranks");
+  Session session = test::forkForTest(ranks);
+  Model model = session.load(testing::pluginPath(kProbe));
+  std::vector<float> values(10);
+  std::iota(values.begin(), values.end(), 1.0f);
+  Function gathered = session.function(model, "gathered", {.outputs = {{"g", "none"}}});
+  const std::vector<float> g = gathered({session.data(Array::vector<float>(values))})
+                                   .at(0)
+                                   .toVector<float>();
+  const std::vector<std::vector<float>> expected = {
+      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+      {1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, -1}};  // shares of 4, 3, 3 rows
+  CHECK(g == expected[static_cast<size_t>(ranks - 1)]);
+  // The one-process reference has no rank_rows: the gather is over the master itself.
+  CHECK(gathered.asLocal({Array::vector<float>(values)}).at(0).toVector<float>() == values);
+}
+
 TEST_CASE("all_reduce outside a call is refused", "[plugins]") {
   Session session = test::forkForTest(2);
   CHECK_THROWS_WITH(session.load(testing::pluginPath(kProbe), {{"early", "true"}}),

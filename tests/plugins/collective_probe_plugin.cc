@@ -3,9 +3,13 @@
 //   total(x: float32 (n,)) -> s: float32 () = the sum over every rank's rows (all_reduce sum)
 //   extremes(x: float32 (n,)) -> e: float32 (3,) = [max, min, avg of the ranks' row counts]
 //   diverge() -> rank 1 calls all_reduce twice, every other rank once
+//   gathered(x: float32 (n,)) -> g: float32 (ranks x most,) = every rank's rows padded with -1 to
+//       the largest share (from the call's rank_rows, ABI 1.4), all-gathered; a local call,
+//       which has no rank_rows, gathers over itself
 // Its constructor tries an all_reduce (refused outside a call) when loaded with early=true.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "synk/plugins/sdk/synk_sdk.h"
 
@@ -24,13 +28,17 @@ class CollectiveProbe {
         .input("x", DType::Float32, 1)
         .output("e", DType::Float32, sdk::Shape{3});
     spec.function("diverge").output("n", DType::Float32, sdk::Shape{});
+    spec.function("gathered")
+        .input("x", DType::Float32, 1)
+        .output("g", DType::Float32, sdk::Shape{sdk::kAnySize});
     return spec;
   }
   static sdk::Handlers<CollectiveProbe> handlers() {
     return sdk::Handlers<CollectiveProbe>()
         .on("total", &CollectiveProbe::total)
         .on("extremes", &CollectiveProbe::extremes)
-        .on("diverge", &CollectiveProbe::diverge);
+        .on("diverge", &CollectiveProbe::diverge)
+        .on("gathered", &CollectiveProbe::gathered);
   }
 
   explicit CollectiveProbe(const sdk::Context& context) : context_(context) {
@@ -63,6 +71,22 @@ class CollectiveProbe {
     *n = 1;
     for (int k = 0; k < (context_.rank() == 1 ? 2 : 1); ++k)
       context_.allReduce(n, 1, DType::Float32, sdk::ReduceOp::Sum);
+  }
+
+  void gathered(sdk::Call& call) {
+    const sdk::ConstTensor x = call.input("x");
+    std::vector<int64_t> rows = call.rankRows();
+    if (rows.empty()) rows = {x.dim(0)};  // a local call: the master alone
+    const int64_t mine = rows.size() == 1 ? 0 : context_.rank();
+    if (rows[mine] != x.dim(0)) {
+      throw sdk::Error(sdk::Status::InvalidArgument, "rank_rows disagrees with the share");
+    }
+    const int64_t most = *std::max_element(rows.begin(), rows.end());
+    std::vector<float> part(static_cast<size_t>(most), -1.0f);
+    std::copy(x.as<float>(), x.as<float>() + x.dim(0), part.begin());
+    const auto count = static_cast<int64_t>(rows.size()) * most;
+    float* g = call.output("g", {count}).as<float>();
+    context_.allGather(part.data(), g, static_cast<size_t>(most), DType::Float32);
   }
 
   sdk::Context context_;

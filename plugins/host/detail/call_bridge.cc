@@ -137,6 +137,7 @@ void DllModelInstance::call(CallFrame& frame) {
   raw.host = &outputs;
   raw.allocate_output = &OutputRequests::allocate;
   raw.wanted_outputs = frame.wanted_outputs;
+  raw.rank_rows = frame.rank_rows;
   auto wanted = [&](size_t i) { return !frame.wanted_outputs || frame.wanted_outputs[i]; };
 
   collective_failure_ = nullptr;

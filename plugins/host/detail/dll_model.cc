@@ -63,6 +63,7 @@ DllModelInstance::DllModelInstance(std::shared_ptr<const PluginLibrary> library,
   services_.n_options = options_->count();
   services_.options = options_->data();
   services_.all_reduce = &DllModelInstance::allReduce;
+  services_.all_gather = &DllModelInstance::allGather;
 
   char error[4096] = {};
   void* instance = nullptr;
@@ -166,11 +167,33 @@ synk_status DllModelInstance::allReduce(void* host, void* buffer, uint64_t count
     self->info_.collectives->allReduce(buffer, count, static_cast<DType>(dtype), reduce_op);
     return SYNK_OK;
   } catch (const std::exception& e) {
-    // The plugin sees a code; the runtime gets the exception itself when the plugin returns.
-    if (!self->collective_failure_) self->collective_failure_ = std::current_exception();
-    return dynamic_cast<const InvalidArgument*>(&e) ? SYNK_ERROR_INVALID_ARGUMENT
-                                                    : SYNK_ERROR_DEVICE;
+    return self->collectiveFailed(e);
   }
+}
+
+synk_status DllModelInstance::allGather(void* host, const void* send, void* recv, uint64_t count,
+                                        int32_t dtype) noexcept {
+  auto* self = static_cast<DllModelInstance*>(host);
+  try {
+    if (!self->info_.collectives) {
+      throw UsageError("this model instance has no collectives (not part of a session)");
+    }
+    if (!isValidDType(dtype)) throw InvalidArgument(str("all_gather: unknown dtype code ", dtype));
+    if (count > 0 && (send == nullptr || recv == nullptr)) {
+      throw InvalidArgument("all_gather: a null send or receive buffer");
+    }
+    self->info_.collectives->allGather(send, recv, count, static_cast<DType>(dtype));
+    return SYNK_OK;
+  } catch (const std::exception& e) {
+    return self->collectiveFailed(e);
+  }
+}
+
+synk_status DllModelInstance::collectiveFailed(const std::exception& e) noexcept {
+  // The plugin sees a code; the runtime gets the exception itself when the plugin returns.
+  if (!collective_failure_) collective_failure_ = std::current_exception();
+  return dynamic_cast<const InvalidArgument*>(&e) ? SYNK_ERROR_INVALID_ARGUMENT
+                                                  : SYNK_ERROR_DEVICE;
 }
 
 }  // namespace synk::plugin_host

@@ -52,6 +52,11 @@ class DllModelInstance final : public ModelInstance {
   static void release(void* host, void* pointer) noexcept;
   static synk_status allReduce(void* host, void* buffer, uint64_t count, int32_t dtype,
                                int32_t op) noexcept;
+  static synk_status allGather(void* host, const void* send, void* recv, uint64_t count,
+                               int32_t dtype) noexcept;
+  // A collective service's failure: kept for the runtime (rethrown when the plugin returns),
+  // and the code the plugin sees.
+  synk_status collectiveFailed(const std::exception& e) noexcept;
 
   // The variables each function reads and updates, looked up once (not by name per call).
   struct FunctionVariables {

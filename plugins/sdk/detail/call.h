@@ -62,6 +62,21 @@ class Context {
                                                    dtypeName(dtype) + " elements failed");
     }
   }
+  // Whether the host serves allGather (ABI 1.4).
+  bool hasAllGather() const { return SYNK_STRUCT_HAS(host_, synk_host_services, all_gather); }
+  // Every rank's `count` elements at `send`, concatenated in rank order into `recv` (nRanks() x
+  // count elements, apart from send), during a call; the rules of allReduce.
+  void allGather(const void* send, void* recv, size_t count, DType dtype) const {
+    if (!hasAllGather()) {
+      throw Error(Status::Unsupported, "the host's plugin ABI is older than 1.4: no all_gather");
+    }
+    const synk_status status =
+        host_->all_gather(host_->host, send, recv, count, static_cast<int32_t>(dtype));
+    if (status != SYNK_OK) {
+      throw Error(static_cast<Status>(status), "all_gather of " + std::to_string(count) + " " +
+                                                   dtypeName(dtype) + " elements failed");
+    }
+  }
 
  private:
   const synk_device_info* device_;
@@ -205,6 +220,14 @@ class Call {
     return raw_->wanted_outputs[index] != 0;
   }
   bool wants(std::string_view name) const { return wants(find(decl_->outputs, name, "output")); }
+
+  // Every rank's rows of the scattered inputs in this call (context().nRanks() entries, rank
+  // order; ABI 1.4), or empty where the host does not say: no scattered inputs, a sliced call,
+  // a local call (the master alone), an older host.
+  std::vector<int64_t> rankRows() const {
+    if (!SYNK_STRUCT_HAS(raw_, synk_call, rank_rows) || !raw_->rank_rows) return {};
+    return std::vector<int64_t>(raw_->rank_rows, raw_->rank_rows + context_->nRanks());
+  }
 
  private:
   void checkIndex(int index, size_t count, const char* what) const {
