@@ -60,6 +60,13 @@ struct CrossEntropyArgs {
   // CUDA, a bad label: every row's dlogits is 0 instead of the bad rows' NaN, for a step that
   // applies the gradient without dividing by rows_out (it then changes nothing).
   bool invalid_zeroes_dlogits = false;
+  // Where every rank sees the whole batch's labels (the mlp's rows exchange): all_rows labels
+  // (padding rows included, with a valid label) and the batch's true row count. A bad label among
+  // them acts as one of this rank's on dlogits (zeroed as asked) and rows_out (-infinity, else
+  // batch_rows), so that every rank skips the same step; the loss and metrics stay this rank's.
+  const int32_t* all_labels = nullptr;
+  int64_t all_rows = 0;
+  int64_t batch_rows = 0;
 };
 // A label outside [0, classes) is an InvalidArgument naming the row on the host. On CUDA (a
 // kernel cannot throw) the loss is NaN, rows_out is -infinity (an update dividing by it is an

@@ -159,7 +159,13 @@ __global__ void softmaxCrossEntropyKernel(CrossEntropyArgs g) {
   correct = blockSum<kCeThreads>(correct, shared);
   __syncthreads();
   invalid = blockSum<kCeThreads>(invalid, shared);
-  if (invalid > 0 && g.invalid_zeroes_dlogits && g.dlogits) {
+  // Another rank's bad label (the whole batch's labels): this rank skips the step with it.
+  double batch_invalid = 0;
+  for (int64_t i = threadIdx.x; g.all_labels && i < g.all_rows; i += blockDim.x)
+    batch_invalid += g.all_labels[i] >= 0 && g.all_labels[i] < g.classes ? 0 : 1;
+  __syncthreads();
+  batch_invalid = blockSum<kCeThreads>(batch_invalid, shared);
+  if ((invalid > 0 || batch_invalid > 0) && g.invalid_zeroes_dlogits && g.dlogits) {
     for (int64_t i = threadIdx.x; i < g.rows; i += blockDim.x) {
       for (int64_t j = 0; j < g.classes; ++j)
         g.dlogits[i * g.ld_d + j] = 0.0f;
@@ -170,7 +176,11 @@ __global__ void softmaxCrossEntropyKernel(CrossEntropyArgs g) {
   if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
   if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
   // A bad label makes the divisor of the gradient negative: the update is then an identity.
-  if (g.rows_out) *g.rows_out = invalid > 0 ? -INFINITY : static_cast<float>(g.rows);
+  if (g.rows_out) {
+    *g.rows_out = invalid > 0 || batch_invalid > 0 ? -INFINITY
+                  : g.all_labels                   ? static_cast<float>(g.batch_rows)
+                                                   : static_cast<float>(g.rows);
+  }
   if (g.metrics_out && invalid > 0) {
     for (int k = 0; k < 3; ++k)
       g.metrics_out[k] = g.metrics_in ? g.metrics_in[k] : 0.0;

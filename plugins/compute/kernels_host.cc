@@ -1,6 +1,7 @@
 // The host versions of kernels.h: plain loops, the reference the CUDA kernels are tested against.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -106,10 +107,21 @@ void softmaxCrossEntropy(const CrossEntropyArgs& g) {
         d[j] = std::exp(z[j] - max) / total - (j == label ? 1.0f : 0.0f);
     }
   }
+  bool batch_invalid = false;  // another rank's label (this rank's threw above)
+  for (int64_t i = 0; g.all_labels && i < g.all_rows; ++i)
+    batch_invalid = batch_invalid || g.all_labels[i] < 0 || g.all_labels[i] >= g.classes;
+  if (batch_invalid && g.dlogits) {
+    for (int64_t i = 0; i < g.rows; ++i)
+      std::fill(g.dlogits + i * g.ld_d, g.dlogits + i * g.ld_d + g.classes, 0.0f);
+  }
   const auto rows = static_cast<double>(g.rows);
   if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
   if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
-  if (g.rows_out) *g.rows_out = static_cast<float>(g.rows);
+  if (g.rows_out) {
+    *g.rows_out = batch_invalid   ? -std::numeric_limits<float>::infinity()
+                  : g.all_labels ? static_cast<float>(g.batch_rows)
+                                 : static_cast<float>(g.rows);
+  }
   if (g.metrics_out) {
     const double in[3] = {g.metrics_in ? g.metrics_in[0] : 0.0,
                           g.metrics_in ? g.metrics_in[1] : 0.0,

@@ -55,6 +55,13 @@ Config Config::fromOptions(const sdk::Options& o) {
   c.gemm = gemm == "cublas" ? GemmPath::Cublas : (gemm == "lt" ? GemmPath::Lt : GemmPath::LtTuned);
   c.fuse_update = o.getBool("fuse_update", true,
                             "sgd on one rank: update params inside the weight-gradient GEMMs");
+  const std::string exchange = o.getChoice(
+      "exchange", "auto", {"auto", "gradient", "rows"},
+      "train_step on several ranks: all-reduce the gradient, all-gather each layer's rows, or "
+      "rows where they are at most 1/8 of the gradient's bytes (CUDA)");
+  c.exchange = exchange == "auto"       ? Exchange::Auto
+               : exchange == "gradient" ? Exchange::Gradient
+                                        : Exchange::Rows;
   return c;
 }
 

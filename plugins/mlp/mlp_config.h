@@ -19,6 +19,12 @@ namespace synk::mlp {
 // cuBLASLt with fused epilogues and heuristic #0 (deterministic) or autotuned algorithms.
 enum class GemmPath { Cublas, Lt, LtTuned };
 
+// What train_step moves between ranks (plugins/mlp/README.md, "Ranks and streams"): the gradient
+// (an all-reduce of every parameter), or every rank's rows (each layer's input and output
+// gradient, all-gathered, so each rank computes every block's gradient over the whole batch and
+// updates inside the GEMM); auto takes rows where they are much smaller than the gradient.
+enum class Exchange { Auto, Gradient, Rows };
+
 struct Config {
   std::vector<int64_t> dims;  // inputs, hidden widths..., classes
   compute::Precision precision = compute::Precision::Fp32;
@@ -34,6 +40,7 @@ struct Config {
   // SGD on one rank: train_step updates params inside the weight-gradient GEMMs (no gradient
   // vector, no update pass).
   bool fuse_update = true;
+  Exchange exchange = Exchange::Auto;
 
   // Reads (and so declares) every option; refuses bad values naming the option.
   static Config fromOptions(const sdk::Options& options);

@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "synk/plugins/mlp/mlp_config.h"
 #include "synk/plugins/mlp/mlp_network.h"
 #include "synk/plugins/mlp/mlp_reducer.h"
+#include "synk/plugins/mlp/mlp_rows.h"
 #include "synk/plugins/sdk/synk_sdk.h"
 
 namespace synk::mlp {
@@ -112,7 +114,17 @@ class Mlp {
         lt_ = std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
       }
       device_ = {true, work, blas_->get(), lt_.get()};
-      rank_device_ = {true, context.stream(), blas_->get(), lt_.get()};
+      rank_device_ = device_;
+      if (compute_stream_) {
+        // The rank's stream runs GEMMs too (the rows exchange's block gradients) while the
+        // compute stream runs its own: a handle and a workspace of its own.
+        rank_blas_ = std::make_unique<compute::cuda::BlasHandle>(context, context.stream());
+        if (lt_) {
+          rank_lt_ =
+              std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
+        }
+        rank_device_ = {true, context.stream(), rank_blas_->get(), rank_lt_.get()};
+      }
       // Several ranks too, when their collectives are NCCL's (context.comm()): NCCL calls are
       // captured with the rest of the step, which then is one launch on every rank. Host-staged
       // collectives (ranks sharing a GPU) wait on the host inside the step: no graph then.
@@ -122,6 +134,9 @@ class Mlp {
     }
     network_.setDevice(device_);
     reducer_ = std::make_unique<GradientReducer>(config_, context, device_.stream);
+    if (context.nRanks() > 1 && context.hasAllGather()) {
+      rows_ = std::make_unique<RowExchange>(config_, context, network_, device_, rank_device_);
+    }
   }
 
  private:
@@ -211,11 +226,12 @@ class Mlp {
            batch.rows > 0 && batch.bad_label.empty();
   }
 
-  // Every rank fails the same call when some rank's host batch had a bad label (a fused step
-  // has no count to tell: it runs on one rank).
-  void checkBatches(const Batch& batch, bool fused) const {
+  // Every rank fails the same call when some rank's host batch had a bad label. `counted`: the
+  // all-reduced count slot tells the others (a fused step runs on one rank; with the rows
+  // exchange the bad rank fails the call alone, which leaves every rank's variables unchanged).
+  void checkBatches(const Batch& batch, bool counted) const {
     if (!batch.bad_label.empty()) throw sdk::Error(sdk::Status::InvalidArgument, batch.bad_label);
-    if (context_.isCuda() || fused) return;
+    if (context_.isCuda() || !counted) return;
     if (!(network_.gradient()[config_.parameters()] >= 0.0f)) {
       throw sdk::Error(sdk::Status::InvalidArgument,
                        "another rank's share of the batch has a label outside [0, " +
@@ -241,9 +257,23 @@ class Mlp {
     return a;
   }
 
+  // The rows exchange for this call (Config::Exchange), or nothing (the gradient's all-reduce).
+  std::optional<RowShares> rowExchangeFor(const sdk::Call& call) const {
+    if (!rows_ || config_.exchange == Exchange::Gradient) return std::nullopt;
+    const std::vector<int64_t> rank_rows = call.rankRows();
+    if (rank_rows.empty()) return std::nullopt;  // a sliced call: rows are not known
+    const RowShares shares = rowSharesOf(rank_rows, context_.rank());
+    if (config_.exchange == Exchange::Auto && !(context_.isCuda() && rowsPay(config_, shares))) {
+      return std::nullopt;
+    }
+    return shares;
+  }
+
   void trainStep(sdk::Call& call) {
     const Batch batch = takeBatch(call);
     float* loss = call.output("loss", {}).as<float>();
+    const std::optional<RowShares> shares = rowExchangeFor(call);
+    if (shares) rows_->reserve(*shares);
     network_.reserve(batch.rows);
     float* grad = network_.gradient();
     const compute::UpdateArgs update = updateArgs(call, grad, grad + config_.parameters());
@@ -251,10 +281,11 @@ class Mlp {
     out.mean_loss = loss;
     out.metrics_in = call.read("metrics").as<double>();
     out.metrics_out = call.update("metrics").as<double>();
-    const bool fused = fusesUpdate(batch);
+    const bool fused = !shares && fusesUpdate(batch);
     // A bad label on CUDA then zeroes every row's gradient: the step leaves params as they were.
     out.invalid_zeroes_dlogits = fused;
     auto body = [&] {
+      if (shares) return rowsStep(batch, out, update, *shares);
       if (fused) {
         network_.forward(update.param, batch.x, batch.rows);
         network_.loss(batch.y, batch.rows, out, true);
@@ -269,15 +300,20 @@ class Mlp {
       gradientPass(update.param, batch, out, true);
       compute::applyUpdate(rank_device_, config_.rule, config_.hyper, update);
     };
+    // Whether the count slot tells the others of a bad label: not where SGD ran in the GEMMs.
+    const bool counted = !fused && !(shares && rowsFoldSgd());
     if (!graphs_) {
       body();
-      return checkBatches(batch, fused);
+      return checkBatches(batch, counted);
     }
     // Everything the launches bake in: buffers (the runtime rotates the update buffers) and size.
     std::vector<uint64_t> key = {
         keyOf(batch.x),      keyOf(batch.y),          uint64_t(batch.rows),
         keyOf(loss),         keyOf(out.metrics_in),   keyOf(out.metrics_out),
         keyOf(update.param), keyOf(update.param_out), network_.generation()};
+    if (shares) {
+      key.insert(key.end(), {uint64_t(shares->most), uint64_t(shares->total), rows_->generation()});
+    }
     for (int s = 0; s < 2; ++s) {
       key.push_back(keyOf(update.state[s]));
       key.push_back(keyOf(update.state_out[s]));
@@ -285,6 +321,32 @@ class Mlp {
     key.push_back(keyOf(update.step));
     key.push_back(keyOf(update.step_out));
     graphs_->run(key, context_.stream(), body);
+  }
+
+  bool rowsFoldSgd() const { return config_.rule == compute::Rule::Sgd && config_.fuse_update; }
+
+  // train_step through the rows exchange (mlp_rows.h): SGD inside the block GEMMs, other rules
+  // through the summed gradient and their update, bucket by bucket where they can.
+  void rowsStep(const Batch& batch, const compute::CrossEntropyArgs& out,
+                const compute::UpdateArgs& update, const RowShares& shares) {
+    RowExchange::Step step;
+    step.params = update.param;
+    step.x = batch.x;
+    step.y = batch.y;
+    step.out = out;
+    step.bad_rows = !batch.bad_label.empty();
+    if (rowsFoldSgd()) {
+      step.params_out = update.param_out;
+      step.lr = config_.hyper.lr;
+      return rows_->run(step, shares);
+    }
+    step.grad = network_.gradient();
+    const bool per_block = updatesPerBucket(update);
+    if (per_block) {
+      step.updated = [&](int64_t begin, int64_t end) { updateRange(update, begin, end); };
+    }
+    rows_->run(step, shares);
+    if (!per_block) compute::applyUpdate(rank_device_, config_.rule, config_.hyper, update);
   }
 
   void loss(sdk::Call& call) {
@@ -304,7 +366,7 @@ class Mlp {
     const Batch batch = takeBatch(call);
     network_.reserve(batch.rows);
     gradientPass(call.read("params").as<float>(), batch, {}, config_.reduce_in_grad);
-    checkBatches(batch, false);
+    checkBatches(batch, true);
     const float* grad = network_.gradient();
     compute::divideBy(rank_device_, call.update("grad").as<float>(), grad, config_.parameters(),
                       grad + config_.parameters());
@@ -321,10 +383,13 @@ class Mlp {
   std::unique_ptr<compute::cuda::Stream> compute_stream_;
   std::unique_ptr<compute::cuda::BlasHandle> blas_;
   std::unique_ptr<compute::cuda::LtMatmul> lt_;
+  std::unique_ptr<compute::cuda::BlasHandle> rank_blas_;  // several ranks: the rank stream's
+  std::unique_ptr<compute::cuda::LtMatmul> rank_lt_;
   compute::Device device_ = compute::hostDevice();       // forward, backward
   compute::Device rank_device_ = compute::hostDevice();  // updates (after the all-reduce)
   Network network_;
   std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<RowExchange> rows_;  // several ranks, a host with all_gather (ABI 1.4)
   std::unique_ptr<compute::cuda::GraphCache> graphs_;
 };
 

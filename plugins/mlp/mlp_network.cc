@@ -36,7 +36,8 @@ void Network::reserve(int64_t rows) {
   capacity_ = capacity;
 }
 
-void Network::forward(const float* params, const float* x, int64_t rows) {
+void Network::forward(const float* params, const float* x, int64_t rows,
+                      const std::function<void(int)>& layer_out) {
   const int layers = config_.layers();
   x_ = x;
   for (int l = 0; l < layers; ++l) {
@@ -55,6 +56,7 @@ void Network::forward(const float* params, const float* x, int64_t rows) {
     g.bias = params + config_.biasOffset(l);
     g.precision = config_.precision;
     compute::gemm(device_, g);
+    if (layer_out) layer_out(l);
   }
 }
 
@@ -71,16 +73,17 @@ void Network::loss(const int32_t* labels, int64_t rows, compute::CrossEntropyArg
   compute::softmaxCrossEntropy(device_, out);
 }
 
-compute::GemmArgs Network::blockGradient(int l, int64_t rows) const {
+compute::GemmArgs Network::blockGradientOf(int l, const float* a, int64_t lda, const float* d,
+                                           int64_t ldd, int64_t rows) const {
   compute::GemmArgs g;
   g.trans_a = compute::Transpose::Yes;
   g.m = config_.dims[l];
   g.n = config_.dims[l + 1];
   g.k = rows;
-  g.a = input(l);
-  g.lda = inputLd(l);
-  g.b = buffers_.d[l + 1];
-  g.ldb = ld_[l + 1];
+  g.a = a;
+  g.lda = lda;
+  g.b = d;
+  g.ldb = ldd;
   g.ldc = g.n;
   g.precision = config_.precision;
   return g;

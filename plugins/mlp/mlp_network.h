@@ -33,8 +33,10 @@ class Network {
   uint64_t generation() const { return workspace_.generation(); }
 
   // Logits of x (rows x inputs, dense; read again by backward) under `params`; keeps the
-  // activations for backward.
-  void forward(const float* params, const float* x, int64_t rows);
+  // activations for backward. `layer_out(l)`, if given, runs once layer l's output is written
+  // (activation(l + 1); the logits for the last layer).
+  void forward(const float* params, const float* x, int64_t rows,
+               const std::function<void(int)>& layer_out = nullptr);
   // Cross-entropy of the logits against labels: `out` names the device scalars to write; with
   // `for_backward` the gradient of the summed loss goes to the last layer's delta.
   void loss(const int32_t* labels, int64_t rows, compute::CrossEntropyArgs out, bool for_backward);
@@ -49,6 +51,19 @@ class Network {
   // parameters() + 1 floats: the flat gradient and, after it, the row count it sums over.
   float* gradient() const { return gradient_; }
 
+  // The buffers of the last reserve, for a caller that moves rows between ranks
+  // (mlp_rows.h): layer l's input a[l] (1 <= l < layers) and output gradient d[l]
+  // (1 <= l <= layers; d[layers] is dlogits), each `capacity` rows of ld(l) floats.
+  float* activation(int l) const { return buffers_.a[l]; }
+  float* delta(int l) const { return buffers_.d[l]; }
+  int64_t ld(int l) const { return ld_[l]; }
+  // d[l] = (d[l+1] W_l^T) masked by ReLU'(a[l]), for l >= 1.
+  void deltaBelow(const float* params, int l, int64_t rows);
+  // a^T d over `rows` rows for layer l from the given rows (a: rows x dims[l], lda; d: rows x
+  // dims[l+1], ldd): the block gradient's GEMM, C and the epilogue left to the caller.
+  compute::GemmArgs blockGradientOf(int l, const float* a, int64_t lda, const float* d,
+                                    int64_t ldd, int64_t rows) const;
+
  private:
   struct Buffers {
     std::vector<float*> a;  // a[l]: rows x ld_[l], 1 <= l < layers (layer l's input; a[0] is x)
@@ -61,9 +76,9 @@ class Network {
   const float* input(int l) const { return l == 0 ? x_ : buffers_.a[l]; }
   int64_t inputLd(int l) const { return l == 0 ? config_.inputs() : ld_[l]; }
   // a[l]^T d[l+1], layer l's weight gradient (c and the epilogue left to the caller).
-  compute::GemmArgs blockGradient(int l, int64_t rows) const;
-  // d[l] = (d[l+1] W_l^T) masked by ReLU'(a[l]), for l >= 1.
-  void deltaBelow(const float* params, int l, int64_t rows);
+  compute::GemmArgs blockGradient(int l, int64_t rows) const {
+    return blockGradientOf(l, input(l), inputLd(l), buffers_.d[l + 1], ld_[l + 1], rows);
+  }
 
   const Config& config_;
   compute::Device device_;

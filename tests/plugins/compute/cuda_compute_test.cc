@@ -168,6 +168,22 @@ TEST_CASE("the CUDA kernels match the host kernels", "[gpu]") {
     softmaxCrossEntropy(dev, args);
     CHECK(gpu.download(dd, d.size()) == std::vector<float>(d.size(), 0.0f));
     CHECK(gpu.download(dm, 3) == got);  // metrics unchanged by a bad batch
+    // The whole batch's labels (rows exchange): its row count as the divisor, and another
+    // rank's bad label zeroes this rank's dlogits and makes the divisor -infinity.
+    labels[5] = 5;
+    args.labels = gpu.upload(labels);
+    std::vector<int32_t> batch(2 * n, 1);
+    args.all_labels = gpu.upload(batch);
+    args.all_rows = 2 * n;
+    args.batch_rows = 2 * n - 3;
+    softmaxCrossEntropy(dev, args);
+    CHECK(gpu.download(ds, 3)[2] == float(2 * n - 3));
+    requireClose(gpu.download(dd, d.size()), d, 1e-5);
+    batch[2 * n - 1] = -1;
+    args.all_labels = gpu.upload(batch);
+    softmaxCrossEntropy(dev, args);
+    CHECK(gpu.download(ds, 3)[2] == -INFINITY);
+    CHECK(gpu.download(dd, d.size()) == std::vector<float>(d.size(), 0.0f));
   }
 }
 

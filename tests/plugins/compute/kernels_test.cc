@@ -105,8 +105,25 @@ TEST_CASE("softmax cross-entropy gives loss, accuracy, gradient and metrics in o
   CHECK(mean == 0);  // an empty share weighs nothing in a row-weighted average
   CHECK(rows == 0);
 
-  const std::vector<int32_t> bad = {1, 2, 0};
+  // The whole batch's labels (the mlp's rows exchange): the divisor is the batch's rows, and
+  // another rank's bad label zeroes this rank's dlogits and makes the divisor -infinity.
+  std::vector<int32_t> batch = {1, 0, 0, 1, 0, 0};
   args.rows = 3;
+  args.all_labels = batch.data();
+  args.all_rows = 6;
+  args.batch_rows = 5;
+  softmaxCrossEntropy(kHost, args);
+  CHECK(rows == 5);
+  CHECK(d[1] == Approx(-0.25));
+  batch[4] = 2;
+  softmaxCrossEntropy(kHost, args);
+  CHECK(std::isinf(rows));
+  CHECK(rows < 0);
+  CHECK(d == std::vector<float>(6, 0.0f));
+  CHECK(mean == Approx(loss_sum / 3).epsilon(1e-6));  // this rank's loss all the same
+  args.all_labels = nullptr;
+
+  const std::vector<int32_t> bad = {1, 2, 0};
   args.labels = bad.data();
   CHECK_THROWS_WITH(softmaxCrossEntropy(kHost, args), "label 2 of row 1 is outside [0, 2)");
 }

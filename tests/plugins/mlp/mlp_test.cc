@@ -103,10 +103,13 @@ TEST_CASE("the mlp declares its variables, functions and options", "[plugins]") 
       session.load(mlpFile(), {{"depth", "2"}}),
       Catch::EndsWith("model 'mlp' has no option 'depth' (valid options: inputs, "
                       "widths, classes, precision, optimizer, lr, momentum, eps, "
-                      "seed, bucket_bytes, grad_reduce, cuda_graph, gemm, fuse_update)"));
+                      "seed, bucket_bytes, grad_reduce, cuda_graph, gemm, fuse_update, "
+                      "exchange)"));
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"precision", "fp16"}}),
       Catch::Contains("option 'precision' is 'fp16'; choose one of fp32, tf32, bf16"));
+  CHECK_THROWS_WITH(session.load(mlpFile(), {{"exchange", "both"}}),
+                    Catch::Contains("option 'exchange' is 'both'; choose one of auto, gradient, rows"));
   CHECK_THROWS_WITH(session.load(mlpFile(), {{"widths", "64,0"}}),
                     Catch::Contains("option 'widths' has a width 0; widths are positive"));
 }
@@ -172,6 +175,41 @@ TEST_CASE("train_step on 1, 2, 3 ranks gives the one-process parameters (uneven 
   }
 }
 
+// The rows exchange (exchange = rows): every rank gathers every rank's rows of each layer and
+// computes each block's gradient over the whole batch; SGD runs inside those GEMMs. Uneven
+// shares (padding), an empty share (1 row on several ranks) and a rule with state.
+TEST_CASE("train_step exchanging rows gives the one-process parameters, equal on every rank",
+          "[plugins]") {
+  const int ranks = GENERATE(from_range(rankCounts({2, 3})));
+  INFO(ranks << " ranks");
+  Session session = test::forkForTest(ranks);
+  Batches data(session, 50, 7);
+  for (const std::string optimizer : {"sgd", "adam"}) {
+    INFO(optimizer);
+    const ModelOptions options = with(kSmall, {{"optimizer", optimizer}, {"lr", "0.05"}});
+    Model distributed = session.load(mlpFile(), with(options, {{"exchange", "rows"}}));
+    Model local = session.load(mlpFile(), options);
+    Function step = session.function(distributed, "train_step");
+    Function reference = session.function(local, "train_step");
+    const std::vector<std::pair<int64_t, int64_t>> batches = {{0, 10}, {10, 21}, {21, 22},
+                                                              {22, 30}, {30, 50}};
+    for (const auto& [begin, end] : batches) {
+      INFO("rows " << begin << " to " << end);
+      const float loss =
+          step({data.x, data.y}, {.batch = Selection::range(begin, end)}).at(0).as<float>()[0];
+      const float loss_local =
+          reference.asLocal({data.xs(begin, end), data.ys(begin, end)}).at(0).as<float>()[0];
+      CHECK(loss == Approx(loss_local).epsilon(1e-5));
+    }
+    const std::vector<float> rank0 = params(distributed);
+    requireClose(rank0, params(local), 1e-5);
+    for (int r = 1; r < ranks; ++r) {
+      INFO("rank " << r);
+      CHECK(session.getValue(r, {distributed.variable("params")}).at(0).toVector<float>() == rank0);
+    }
+  }
+}
+
 TEST_CASE("train_step equals grad then update, and a graph replay equals eager steps",
           "[plugins]") {
   Session session = test::forkForTest(1);
@@ -201,23 +239,30 @@ TEST_CASE("train_step equals grad then update, and a graph replay equals eager s
 TEST_CASE("on several ranks a graph replay, all-reduces included, equals eager steps", "[plugins]") {
   const int ranks = rankCounts({2}).front();
   Session session = test::forkForTest(ranks);
-  const ModelOptions options =
-      with(kSmall, {{"optimizer", "momentum"}, {"lr", "0.05"}, {"bucket_bytes", "64"}});
-  Model graphed = session.load(mlpFile(), options);
-  Model eager = session.load(mlpFile(), with(options, {{"cuda_graph", "false"}}));
+  const ModelOptions options = with(kSmall, {{"optimizer", "momentum"},
+                                            {"lr", "0.05"},
+                                            {"bucket_bytes", "64"},
+                                            {"exchange", "gradient"}});
   Batches data(session, 16, 5);
-  Function step = session.function(graphed, "train_step");
-  Function step_eager = session.function(eager, "train_step");
-  for (int k = 0; k < 6; ++k) {
-    const float a = step({data.x, data.y}).at(0).as<float>()[0];
-    const float b = step_eager({data.x, data.y}).at(0).as<float>()[0];
-    CHECK(a == b);
-  }
-  const std::vector<float> want = params(eager);
-  CHECK(params(graphed) == want);
-  for (int r = 1; r < ranks; ++r) {
-    INFO("rank " << r);
-    CHECK(session.getValue(r, {graphed.variable("params")}).at(0).toVector<float>() == want);
+  // The gradient's all-reduce, and the rows exchange with SGD in its GEMMs.
+  for (const ModelOptions& variant :
+       {options, with(options, {{"exchange", "rows"}, {"optimizer", "sgd"}})}) {
+    INFO("exchange " << variant.at("exchange"));
+    Model graphed = session.load(mlpFile(), variant);
+    Model eager = session.load(mlpFile(), with(variant, {{"cuda_graph", "false"}}));
+    Function step = session.function(graphed, "train_step");
+    Function step_eager = session.function(eager, "train_step");
+    for (int k = 0; k < 6; ++k) {
+      const float a = step({data.x, data.y}).at(0).as<float>()[0];
+      const float b = step_eager({data.x, data.y}).at(0).as<float>()[0];
+      CHECK(a == b);
+    }
+    const std::vector<float> want = params(eager);
+    CHECK(params(graphed) == want);
+    for (int r = 1; r < ranks; ++r) {
+      INFO("rank " << r);
+      CHECK(session.getValue(r, {graphed.variable("params")}).at(0).toVector<float>() == want);
+    }
   }
 }
 
@@ -314,22 +359,28 @@ TEST_CASE("rank-local metrics sum every rank's samples when read", "[plugins]") 
 TEST_CASE("a bad label fails the step on every rank and changes nothing", "[plugins]") {
   const int ranks = GENERATE(from_range(rankCounts({1, 2})));
   Session session = test::forkForTest(ranks);
-  Model model = session.load(mlpFile(), kSmall);
   Batches data(session, 8, 6);
-  data.y.set({7}, 3);  // the last rank's share
-  Function step = session.function(model, "train_step");
-  const std::vector<float> before = params(model);
-  if (test::testBackend() == "cpu") {
-    CHECK_THROWS_WITH(step({data.x, data.y}),
-                      Catch::Contains("label") && Catch::Contains("outside [0, 3)"));
-  } else {  // a kernel cannot throw: the loss is NaN and the step an identity
-    CHECK(std::isnan(step({data.x, data.y}).at(0).as<float>()[0]));
+  for (const std::string exchange : {"gradient", "rows"}) {
+    for (const std::string optimizer : {"sgd", "momentum"}) {
+      INFO(exchange << ", " << optimizer);
+      Model model = session.load(mlpFile(), with(kSmall, {{"exchange", exchange},
+                                                         {"optimizer", optimizer}}));
+      data.y.set({7}, 3);  // the last rank's share
+      Function step = session.function(model, "train_step");
+      const std::vector<float> before = params(model);
+      if (test::testBackend() == "cpu") {
+        CHECK_THROWS_WITH(step({data.x, data.y}),
+                          Catch::Contains("label") && Catch::Contains("outside [0, 3)"));
+      } else {  // a kernel cannot throw: the loss is NaN and the step an identity
+        CHECK(std::isnan(step({data.x, data.y}).at(0).as<float>()[0]));
+      }
+      for (int r = 0; r < ranks; ++r)
+        CHECK(session.getValue(r, {model.variable("params")}).at(0).toVector<float>() == before);
+      data.y.set({7}, 2);
+      step({data.x, data.y});
+      CHECK(params(model) != before);
+    }
   }
-  for (int r = 0; r < ranks; ++r)
-    CHECK(session.getValue(r, {model.variable("params")}).at(0).toVector<float>() == before);
-  data.y.set({7}, 2);
-  step({data.x, data.y});
-  CHECK(params(model) != before);
 }
 
 TEST_CASE("every update rule lowers the loss", "[plugins]") {
