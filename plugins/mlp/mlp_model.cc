@@ -114,16 +114,17 @@ class Mlp {
         lt_ = std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
       }
       device_ = {true, work, blas_->get(), lt_.get()};
-      rank_device_ = device_;
+      rank_device_ = {true, context.stream(), blas_->get(), lt_.get()};
       if (compute_stream_) {
-        // The rank's stream runs GEMMs too (the rows exchange's block gradients) while the
-        // compute stream runs its own: a handle and a workspace of its own.
-        rank_blas_ = std::make_unique<compute::cuda::BlasHandle>(context, context.stream());
+        // The rows exchange's block GEMMs run on a third stream, beside the deltas (compute
+        // stream) and the gathers (the rank's): a cuBLAS handle and a workspace of their own.
+        block_stream_ = std::make_unique<compute::cuda::Stream>();
+        block_blas_ = std::make_unique<compute::cuda::BlasHandle>(context, block_stream_->get());
         if (lt_) {
-          rank_lt_ =
+          block_lt_ =
               std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
         }
-        rank_device_ = {true, context.stream(), rank_blas_->get(), rank_lt_.get()};
+        block_device_ = {true, block_stream_->get(), block_blas_->get(), block_lt_.get()};
       }
       // Several ranks too, when their collectives are NCCL's (context.comm()): NCCL calls are
       // captured with the rest of the step, which then is one launch on every rank. Host-staged
@@ -135,7 +136,8 @@ class Mlp {
     network_.setDevice(device_);
     reducer_ = std::make_unique<GradientReducer>(config_, context, device_.stream);
     if (context.nRanks() > 1 && context.hasAllGather()) {
-      rows_ = std::make_unique<RowExchange>(config_, context, network_, device_, rank_device_);
+      rows_ = std::make_unique<RowExchange>(config_, context, network_, device_, rank_device_,
+                                            block_device_);
     }
   }
 
@@ -167,7 +169,7 @@ class Mlp {
 
   // Forward, loss and backward of a batch into the network's gradient (count slot included),
   // all-reduced when `reduce`; `reduced(begin, end)` runs as each bucket's all-reduce is issued
-  // (GradientReducer::layerDone). A host batch with a bad label still takes part in every bucket
+  // (GradientReducer::written). A host batch with a bad label still takes part in every bucket
   // (zeros, and a count of -infinity that every rank sees after the first bucket).
   void gradientPass(const float* params, const Batch& batch, compute::CrossEntropyArgs out,
                     bool reduce, const std::function<void(int64_t, int64_t)>& reduced = nullptr) {
@@ -177,15 +179,15 @@ class Mlp {
       network_.forward(params, batch.x, batch.rows);
       out.rows_out = grad + config_.parameters();
       network_.loss(batch.y, batch.rows, out, true);
-      network_.backward(params, batch.rows, grad, [&](int l) {
-        if (reduce) reducer_->layerDone(l, grad, reduced);
+      const int chunks = reduce ? reducer_->tailChunks() : 1;
+      network_.backward(params, batch.rows, grad, chunks, [&](int64_t from) {
+        if (reduce) reducer_->written(from, grad, reduced);
       });
     } else {
       compute::fill(device_, grad, config_.parameters(), 0.0f);
       compute::fill(device_, grad + config_.parameters(), 1,
                     -std::numeric_limits<float>::infinity());
-      for (int l = config_.layers() - 1; l >= 0 && reduce; --l)
-        reducer_->layerDone(l, grad, reduced);
+      if (reduce) reducer_->written(0, grad, reduced);
     }
     reducer_->join();
   }
@@ -201,7 +203,8 @@ class Mlp {
   // parameters is not one), on the rank's stream after that bucket's all-reduce: the update of
   // one layer overlaps backward of the next, and only the last bucket's is left after backward.
   // Element-wise, so the result equals one update of the whole vector.
-  void updateRange(compute::UpdateArgs args, int64_t begin, int64_t end) const {
+  void updateRange(compute::UpdateArgs args, int64_t begin, int64_t end,
+                   const compute::Device& device) const {
     end = std::min(end, config_.parameters());
     if (end <= begin) return;
     args.n = end - begin;
@@ -212,7 +215,7 @@ class Mlp {
       if (args.state[s]) args.state[s] += begin;
       if (args.state_out[s]) args.state_out[s] += begin;
     }
-    compute::applyUpdate(rank_device_, config_.rule, config_.hyper, args);
+    compute::applyUpdate(device, config_.rule, config_.hyper, args);
   }
 
   // SGD inside the backward GEMMs (Network::backwardSgd), the default wherever it applies: one
@@ -294,7 +297,9 @@ class Mlp {
       }
       if (updatesPerBucket(update)) {
         gradientPass(update.param, batch, out, true,
-                     [&](int64_t begin, int64_t end) { updateRange(update, begin, end); });
+                     [&](int64_t begin, int64_t end) {
+                       updateRange(update, begin, end, rank_device_);
+                     });
         return;
       }
       gradientPass(update.param, batch, out, true);
@@ -343,7 +348,9 @@ class Mlp {
     step.grad = network_.gradient();
     const bool per_block = updatesPerBucket(update);
     if (per_block) {
-      step.updated = [&](int64_t begin, int64_t end) { updateRange(update, begin, end); };
+      step.updated = [&](int64_t begin, int64_t end, const compute::Device& device) {
+        updateRange(update, begin, end, device);
+      };
     }
     rows_->run(step, shares);
     if (!per_block) compute::applyUpdate(rank_device_, config_.rule, config_.hyper, update);
@@ -383,10 +390,12 @@ class Mlp {
   std::unique_ptr<compute::cuda::Stream> compute_stream_;
   std::unique_ptr<compute::cuda::BlasHandle> blas_;
   std::unique_ptr<compute::cuda::LtMatmul> lt_;
-  std::unique_ptr<compute::cuda::BlasHandle> rank_blas_;  // several ranks: the rank stream's
-  std::unique_ptr<compute::cuda::LtMatmul> rank_lt_;
+  std::unique_ptr<compute::cuda::Stream> block_stream_;  // several ranks: the rows exchange's
+  std::unique_ptr<compute::cuda::BlasHandle> block_blas_;
+  std::unique_ptr<compute::cuda::LtMatmul> block_lt_;
   compute::Device device_ = compute::hostDevice();       // forward, backward
   compute::Device rank_device_ = compute::hostDevice();  // updates (after the all-reduce)
+  compute::Device block_device_ = compute::hostDevice();  // the rows exchange's block GEMMs
   Network network_;
   std::unique_ptr<GradientReducer> reducer_;
   std::unique_ptr<RowExchange> rows_;  // several ranks, a host with all_gather (ABI 1.4)

@@ -107,23 +107,32 @@ void Network::deltaBelow(const float* params, int l, int64_t rows) {
   compute::reluBackward(device_, buffers_.a[l], ld_[l], buffers_.d[l], ld_[l], rows, in);
 }
 
-void Network::backward(const float* params, int64_t rows, float* grad,
-                       const std::function<void(int)>& layer_done) {
+void Network::backward(const float* params, int64_t rows, float* grad, int tail_chunks,
+                       const std::function<void(int64_t)>& written) {
   if (rows == 0) {  // an empty share still takes part in every bucket, with a zero gradient
     compute::fill(device_, grad, config_.parameters(), 0.0f);
-    for (int l = config_.layers() - 1; l >= 0; --l)
-      layer_done(l);
+    written(0);
     return;
   }
   for (int l = config_.layers() - 1; l >= 0; --l) {
-    // dW = a^T d and db = the column sums of d, summed over the rows: one GEMM.
-    compute::GemmArgs block = blockGradient(l, rows);
-    block.c = grad + config_.offset(l);
-    block.epilogue = compute::Epilogue::BiasGrad;
-    block.bias_grad = grad + config_.biasOffset(l);
-    compute::gemm(device_, block);
+    // dW = a^T d and db = the column sums of d, summed over the rows: one GEMM (the first layer:
+    // one per row range of W, the bias with the last).
+    const int chunks = l == 0 ? tail_chunks : 1;
+    const int64_t width = config_.dims[l + 1];
+    for (int c = chunks - 1; c >= 0; --c) {
+      const int64_t first = config_.dims[l] * c / chunks, last = config_.dims[l] * (c + 1) / chunks;
+      compute::GemmArgs block = blockGradient(l, rows);
+      block.m = last - first;
+      block.a += first;  // columns [first, last) of the layer's input
+      block.c = grad + config_.offset(l) + first * width;
+      if (c == chunks - 1) {
+        block.epilogue = compute::Epilogue::BiasGrad;
+        block.bias_grad = grad + config_.biasOffset(l);
+      }
+      compute::gemm(device_, block);
+      written(config_.offset(l) + first * width);
+    }
     if (l > 0) deltaBelow(params, l, rows);
-    layer_done(l);
   }
 }
 

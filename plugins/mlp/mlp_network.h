@@ -40,10 +40,11 @@ class Network {
   // Cross-entropy of the logits against labels: `out` names the device scalars to write; with
   // `for_backward` the gradient of the summed loss goes to the last layer's delta.
   void loss(const int32_t* labels, int64_t rows, compute::CrossEntropyArgs out, bool for_backward);
-  // The gradient of the summed loss into grad[0, parameters()), layer by layer from the last;
-  // `layer_done(l)` runs once layer l's block is written.
-  void backward(const float* params, int64_t rows, float* grad,
-                const std::function<void(int)>& layer_done);
+  // The gradient of the summed loss into grad[0, parameters()), layer by layer from the last,
+  // the first layer's block in `tail_chunks` GEMMs (row ranges of W from the last, mlp_reducer.h);
+  // `written(from)` runs each time grad[from, parameters()) is complete.
+  void backward(const float* params, int64_t rows, float* grad, int tail_chunks,
+                const std::function<void(int64_t)>& written);
   // params_out = params - (lr / rows) * the gradient of the summed loss (rows > 0), without
   // writing the gradient anywhere. params_out may equal params.
   void backwardSgd(const float* params, float* params_out, int64_t rows, float lr);

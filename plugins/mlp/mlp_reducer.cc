@@ -2,17 +2,32 @@
 
 namespace synk::mlp {
 
-std::vector<Bucket> planBuckets(const Config& config) {
+int tailChunks(const Config& config, int ranks) {
+  const int64_t block_bytes = config.offset(1) * static_cast<int64_t>(sizeof(float));
+  const bool large = config.bucket_bytes > 0 && block_bytes >= kTailChunks * config.bucket_bytes;
+  return ranks > 1 && large && config.dims[0] >= kTailChunks ? kTailChunks : 1;
+}
+
+int64_t tailCut(const Config& config, int tail_chunks, int c) {
+  return config.dims[0] * c / tail_chunks;
+}
+
+std::vector<Bucket> planBuckets(const Config& config, int tail_chunks) {
   std::vector<Bucket> buckets;
   int64_t end = config.parameters() + 1;  // the count slot rides in the first bucket
-  for (int l = config.layers() - 1; l >= 0; --l) {
+  for (int l = config.layers() - 1; l > 0; --l) {
     const int64_t begin = config.offset(l);
     const bool full = config.bucket_bytes > 0 &&
                       (end - begin) * static_cast<int64_t>(sizeof(float)) >= config.bucket_bytes;
-    if (full || l == 0) {
-      buckets.push_back({l, begin, end});
+    if (full) {
+      buckets.push_back({begin, end});
       end = begin;
     }
+  }
+  for (int c = tail_chunks - 1; c >= 0; --c) {  // the first layer's block, its last rows first
+    const int64_t begin = config.offset(0) + tailCut(config, tail_chunks, c) * config.dims[1];
+    buckets.push_back({begin, end});
+    end = begin;
   }
   return buckets;
 }
@@ -20,7 +35,8 @@ std::vector<Bucket> planBuckets(const Config& config) {
 GradientReducer::GradientReducer(const Config& config, const sdk::Context& context,
                                  void* compute_stream)
     : context_(context),
-      buckets_(planBuckets(config)),
+      tail_chunks_(mlp::tailChunks(config, context.nRanks())),
+      buckets_(planBuckets(config, tail_chunks_)),
       reduces_(context.nRanks() > 1),
       two_streams_(context.isCuda() && compute_stream != context.stream()),
       compute_stream_(compute_stream) {
@@ -43,10 +59,10 @@ void GradientReducer::begin() {
   start_->makeWait(compute_stream_);
 }
 
-void GradientReducer::layerDone(int l, float* grad,
-                                const std::function<void(int64_t, int64_t)>& reduced) {
+void GradientReducer::written(int64_t from, float* grad,
+                              const std::function<void(int64_t, int64_t)>& reduced) {
   if (!reduces_) return;
-  while (next_ < buckets_.size() && buckets_[next_].last_layer == l) {
+  while (next_ < buckets_.size() && buckets_[next_].begin >= from) {
     const Bucket& bucket = buckets_[next_];
     if (two_streams_) {
       ready_[next_]->record(compute_stream_);

@@ -1,8 +1,12 @@
 #pragma once
 // Sums the flat gradient (and the row count stored after it) over the ranks while backward still
 // runs: buckets of whole layers, last layer first (the order backward finishes them), each
-// all-reduced through the host's service (ABI 1.2) as soon as its last layer is done. A bucket
+// all-reduced through the host's service (ABI 1.2) as soon as backward has written it. A bucket
 // closes once it holds bucket_bytes; bucket_bytes = 0 means one all-reduce after backward.
+// The first layer's block, the last backward writes, is the one whose all-reduce and update
+// nothing hides: where it is large (at least kTailChunks buckets) backward writes it in
+// kTailChunks GEMMs (row ranges of W, the bias with the last rows), each a bucket, so that only
+// the last chunk's all-reduce is left after backward.
 //
 // Host device: each all-reduce runs when issued (shared memory), between two layers' GEMMs.
 // CUDA: backward runs on the model's compute stream; each bucket records an event there, the
@@ -20,30 +24,39 @@
 namespace synk::mlp {
 
 struct Bucket {
-  int last_layer;      // issued once this layer's block is done
   int64_t begin, end;  // float range of the gradient (the count slot is in the first bucket)
 };
 
+constexpr int kTailChunks = 4;
+// How many GEMMs backward writes the first layer's block in (1 or kTailChunks): only with
+// several ranks (nothing to hide on one).
+int tailChunks(const Config& config, int ranks);
+// Row r of W_0 where chunk c of tail_chunks starts (c = tail_chunks: the row count).
+int64_t tailCut(const Config& config, int tail_chunks, int c);
+
 // The buckets, in the order they are issued.
-std::vector<Bucket> planBuckets(const Config& config);
+std::vector<Bucket> planBuckets(const Config& config, int tail_chunks = 1);
 
 class GradientReducer {
  public:
   // `compute_stream`: where backward runs (CUDA; the rank's stream is context.stream()).
   GradientReducer(const Config& config, const sdk::Context& context, void* compute_stream);
+  int tailChunks() const { return tail_chunks_; }
 
   // Before the pass: the compute stream waits for the rank's stream (inputs written there).
   void begin();
-  // After backward wrote layer l's block into `grad`. `reduced(begin, end)`, if given, is called
-  // once each bucket's all-reduce is issued, with the bucket's float range (on CUDA its work
-  // queued after the all-reduce on the rank's stream runs once the sum is there).
-  void layerDone(int l, float* grad,
-                 const std::function<void(int64_t, int64_t)>& reduced = nullptr);
+  // After backward wrote grad[from, parameters()) (Network::backward's `written`): issues every
+  // bucket inside it. `reduced(begin, end)`, if given, is called once each bucket's all-reduce
+  // is issued, with the bucket's float range (on CUDA its work queued after the all-reduce on
+  // the rank's stream runs once the sum is there).
+  void written(int64_t from, float* grad,
+               const std::function<void(int64_t, int64_t)>& reduced = nullptr);
   // After the pass: the rank's stream is ordered after everything on the compute stream.
   void join();
 
  private:
   sdk::Context context_;
+  int tail_chunks_;
   std::vector<Bucket> buckets_;
   size_t next_ = 0;
   bool reduces_;

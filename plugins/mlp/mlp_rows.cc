@@ -31,23 +31,35 @@ bool rowsPay(const Config& config, const RowShares& shares) {
 }
 
 RowExchange::RowExchange(const Config& config, const sdk::Context& context, Network& network,
-                         const compute::Device& compute, const compute::Device& rank)
+                         const compute::Device& compute, const compute::Device& rank,
+                         const compute::Device& block)
     : config_(config),
       context_(context),
       network_(network),
       compute_(compute),
       rank_(rank),
-      two_streams_(compute.cuda && compute.stream != rank.stream),
+      block_(block),
+      streams_(compute.cuda),
       workspace_(context) {
-  a_ready_.resize(static_cast<size_t>(config_.layers()) + 1);  // null on the host: no hand-off
-  d_ready_.resize(static_cast<size_t>(config_.layers()) + 1);
-  if (!two_streams_) return;
-  start_ = std::make_unique<compute::cuda::Event>();
-  labels_ready_ = std::make_unique<compute::cuda::Event>();
-  done_ = std::make_unique<compute::cuda::Event>();
-  for (int l = 0; l <= config_.layers(); ++l) {
-    a_ready_[l] = std::make_unique<compute::cuda::Event>();
-    d_ready_[l] = std::make_unique<compute::cuda::Event>();
+  const size_t slots = static_cast<size_t>(config_.layers()) + 1;
+  a_ready_.resize(slots);  // null on the host: no hand-off
+  d_ready_.resize(slots);
+  d_gathered_.resize(slots);
+  if (!streams_) return;
+  if (compute.stream == rank.stream || block.stream == rank.stream ||
+      block.stream == compute.stream) {
+    throw sdk::Error(sdk::Status::InvalidArgument,
+                     "the rows exchange needs three distinct streams on CUDA");
+  }
+  auto make = [] { return std::make_unique<compute::cuda::Event>(); };
+  start_ = make();
+  labels_ready_ = make();
+  compute_done_ = make();
+  block_done_ = make();
+  for (size_t l = 0; l < slots; ++l) {
+    a_ready_[l] = make();
+    d_ready_[l] = make();
+    d_gathered_[l] = make();
   }
 }
 
@@ -78,10 +90,11 @@ void RowExchange::gather(const float* send, float* recv, int64_t count) const {
   context_.allGather(send, recv, static_cast<size_t>(count), sdk::DType::Float32);
 }
 
-void RowExchange::handOff(compute::cuda::Event* event) const {
-  if (!two_streams_) return;
-  event->record(compute_.stream);
-  event->makeWait(rank_.stream);
+void RowExchange::handOff(compute::cuda::Event* event, const compute::Device& from,
+                          const compute::Device& to) const {
+  if (!streams_) return;
+  event->record(from.stream);
+  event->makeWait(to.stream);
 }
 
 void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int l) const {
@@ -95,25 +108,26 @@ void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int 
     g.beta = 1;
     g.c_in = step.params + block;
     g.c = step.params_out + block;
-    compute::gemm(rank_, g);
-    compute::columnSum(rank_, g.b, rows, g.n, g.ldb, alpha, step.params + bias,
+    compute::gemm(block_, g);
+    compute::columnSum(block_, g.b, rows, g.n, g.ldb, alpha, step.params + bias,
                        step.params_out + bias);
     return;
   }
   g.c = step.grad + block;
   g.epilogue = compute::Epilogue::BiasGrad;
   g.bias_grad = step.grad + bias;
-  compute::gemm(rank_, g);
-  if (step.updated) step.updated(block, config_.offset(l + 1));
+  compute::gemm(block_, g);
+  if (step.updated) step.updated(block, config_.offset(l + 1), block_);
 }
 
 void RowExchange::run(const Step& step, const RowShares& shares) {
   const int layers = config_.layers();
   const int64_t rows = step.bad_rows ? 0 : shares.mine;
   const int64_t most = shares.most;
-  if (two_streams_) {  // the inputs and last step's updates were written on the rank's stream
+  if (streams_) {  // the inputs and last step's updates were written on the rank's stream
     start_->record(rank_.stream);
     start_->makeWait(compute_.stream);
+    start_->makeWait(block_.stream);
   }
   // The rank's stream: this rank's inputs, padded to `most` rows, then gathered.
   const float* x_send = step.x;
@@ -136,7 +150,7 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
     y_send = y_padded_;
   }
   context_.allGather(y_send, all_labels_, static_cast<size_t>(most), sdk::DType::Int32);
-  if (two_streams_) labels_ready_->record(rank_.stream);
+  if (streams_) labels_ready_->record(rank_.stream);
   gather(x_send, all_a_[0], most * config_.inputs());
   if (rows < most) {  // the compute stream's padding: zero rows, whatever a step left there
     for (int l = 1; l < layers; ++l)
@@ -149,7 +163,7 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
 
   auto gather_activation = [&](int l) {  // after layer l wrote a[l + 1]
     if (l + 1 >= layers) return;
-    handOff(a_ready_[l + 1].get());
+    handOff(a_ready_[l + 1].get(), compute_, rank_);
     gather(network_.activation(l + 1), all_a_[l + 1], most * network_.ld(l + 1));
   };
   if (step.bad_rows) {
@@ -165,11 +179,12 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
     out.all_rows = int64_t{shares.ranks} * most;
     out.batch_rows = shares.total;
     out.rows_out = step.params_out == nullptr ? step.grad + config_.parameters() : nullptr;
-    if (two_streams_) labels_ready_->makeWait(compute_.stream);
+    if (streams_) labels_ready_->makeWait(compute_.stream);
     network_.loss(step.y, rows, out, true);
   }
-  handOff(d_ready_[layers].get());
+  handOff(d_ready_[layers].get(), compute_, rank_);
   gather(network_.delta(layers), all_d_[layers], most * network_.ld(layers));
+  handOff(d_gathered_[layers].get(), rank_, block_);
   if (step.params_out == nullptr && step.bad_rows) {  // host: no loss ran here to set it
     compute::fill(rank_, step.grad + config_.parameters(), 1,
                   -std::numeric_limits<float>::infinity());
@@ -178,15 +193,21 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
   // other rules update right after the block's GEMM, maybe in place too).
   const bool wait_delta = step.params_out == nullptr || step.params_out == step.params;
   for (int l = layers - 1; l >= 0; --l) {
-    if (l > 0 && rows > 0) network_.deltaBelow(step.params, l, rows);
-    if (l > 0 && wait_delta) handOff(d_ready_[l].get());
-    blockOverBatch(step, shares, l);
     if (l > 0) {
-      if (!wait_delta) handOff(d_ready_[l].get());
+      if (rows > 0) network_.deltaBelow(step.params, l, rows);
+      if (streams_) d_ready_[l]->record(compute_.stream);
+    }
+    if (streams_ && l > 0 && wait_delta) d_ready_[l]->makeWait(block_.stream);
+    blockOverBatch(step, shares, l);  // after every rank's d[l + 1] arrived
+    if (l > 0) {
+      if (streams_) d_ready_[l]->makeWait(rank_.stream);
       gather(network_.delta(l), all_d_[l], most * network_.ld(l));
+      handOff(d_gathered_[l].get(), rank_, block_);
     }
   }
-  handOff(done_.get());  // the rank's stream ends after everything of the step
+  // The rank's stream ends after everything of the step.
+  handOff(compute_done_.get(), compute_, rank_);
+  handOff(block_done_.get(), block_, rank_);
 }
 
 }  // namespace synk::mlp

@@ -9,9 +9,11 @@
 // gather 4.7 M floats a step against a 67 M-float gradient; the price is each rank computing the
 // weight gradients of every rank's rows (cheap while a GEMM of those rows is latency-bound).
 //
-// CUDA: forward, the loss and the deltas (d[l] = d[l+1] W^T, masked) run on the model's compute
-// stream; the gathers and the block GEMMs on the rank's stream, each after an event of the work it
-// reads, so gathers overlap the forward and the deltas of later layers. Host: in order.
+// CUDA, three streams, each waiting for events of the work it reads: forward, the loss and the
+// deltas (d[l] = d[l+1] W^T, masked) on the model's compute stream; the gathers on the rank's
+// stream (where the host enqueues NCCL); the block GEMMs (and other rules' updates) on a block
+// stream. So gathers overlap forward and the deltas, and a block's GEMM overlaps the next delta
+// and gather. Host: in order.
 // Zero rows change no sum (0 * a = 0, x + 0 = x), so padding is exact. The labels are gathered
 // too: a bad label on any rank (a NaN loss there on CUDA) zeroes every rank's deltas, so every
 // rank skips the step alike, as with the gradient's all-reduce.
@@ -42,15 +44,19 @@ RowShares rowSharesOf(const std::vector<int64_t>& rank_rows, int rank);
 int64_t gatheredFloats(const Config& config, const RowShares& shares);
 // exchange = auto takes rows on CUDA where the gathered floats are at most 1/kRowsRatio of the
 // gradient's; on cpu ranks the extra weight-gradient GEMMs cost more than shared memory saves.
-constexpr int64_t kRowsRatio = 8;
+// Measured on 2 x H200 (the 4096-wide scaling MLP, ratios 14, 7.1, 3.6 at batch 64, 128, 256 per
+// rank): rows 1.15 / 1.86 / 3.22 ms a step against the gradient's 1.91 / 2.32 / 3.24.
+constexpr int64_t kRowsRatio = 4;
 bool rowsPay(const Config& config, const RowShares& shares);
 
 class RowExchange {
  public:
-  // `compute`: forward and deltas; `rank`: the rank's stream (gathers, block GEMMs, updates),
-  // with a GEMM workspace of its own. The same host device on cpu ranks.
+  // `compute`: forward and deltas; `rank`: the rank's stream (padding, gathers); `block`: the
+  // block GEMMs and updates, with a GEMM handle and workspace of its own. The same host device
+  // thrice on cpu ranks.
   RowExchange(const Config& config, const sdk::Context& context, Network& network,
-              const compute::Device& compute, const compute::Device& rank);
+              const compute::Device& compute, const compute::Device& rank,
+              const compute::Device& block);
 
   // Room for these shares (grows); generation() changes when buffers move.
   void reserve(const RowShares& shares);
@@ -67,16 +73,18 @@ class RowExchange {
     float* params_out = nullptr;
     float lr = 0;
     // Otherwise (params_out null): the summed gradient into grad (the count slot after it gets
-    // total); `updated(begin, end)` runs on the rank's stream as each block is written.
+    // total); `updated(begin, end, device)` enqueues the update of each block on `device` once
+    // it is written (may be empty: the caller updates after run, on the rank's stream).
     float* grad = nullptr;
-    std::function<void(int64_t, int64_t)> updated;
+    std::function<void(int64_t, int64_t, const compute::Device&)> updated;
   };
   void run(const Step& step, const RowShares& shares);
 
  private:
   void gather(const float* send, float* recv, int64_t count) const;
-  // The compute stream's work so far comes before the rank stream's next (CUDA; else nothing).
-  void handOff(compute::cuda::Event* event) const;
+  // `from`'s work so far comes before `to`'s next (CUDA; else nothing).
+  void handOff(compute::cuda::Event* event, const compute::Device& from,
+               const compute::Device& to) const;
   void blockOverBatch(const Step& step, const RowShares& shares, int l) const;
   int64_t inputLd(int l) const { return l == 0 ? config_.inputs() : network_.ld(l); }
 
@@ -85,7 +93,8 @@ class RowExchange {
   Network& network_;
   compute::Device compute_;
   compute::Device rank_;
-  bool two_streams_;
+  compute::Device block_;
+  bool streams_;  // CUDA: three streams to order
   compute::Workspace workspace_;
   int64_t capacity_ = -1;  // ranks x most rows
   std::vector<float*> all_a_;  // all_a_[l]: every rank's a[l] (a[0] = x), l < layers
@@ -93,8 +102,9 @@ class RowExchange {
   float* x_padded_ = nullptr;  // this rank's x with zero rows up to most
   int32_t* y_padded_ = nullptr;   // its labels, padded with label 0
   int32_t* all_labels_ = nullptr;  // every rank's (padded) labels
-  std::unique_ptr<compute::cuda::Event> start_, labels_ready_, done_;
-  std::vector<std::unique_ptr<compute::cuda::Event>> a_ready_, d_ready_;
+  std::unique_ptr<compute::cuda::Event> start_, labels_ready_, compute_done_, block_done_;
+  // a[l] written (compute), d[l] written (compute), every rank's d[l] gathered (rank stream).
+  std::vector<std::unique_ptr<compute::cuda::Event>> a_ready_, d_ready_, d_gathered_;
 };
 
 }  // namespace synk::mlp

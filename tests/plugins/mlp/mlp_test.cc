@@ -328,16 +328,29 @@ TEST_CASE("a bucketed all-reduce overlapping backward gives the plain step's par
   Session session = test::forkForTest(ranks);
   const ModelOptions options = with(kSmall, {{"optimizer", "momentum"}, {"lr", "0.1"}});
   Model plain = session.load(mlpFile(), options);
-  // 64 bytes: every layer's block is a bucket of its own (3 all-reduces per step).
+  // 64 bytes: every layer's block is a bucket of its own (3 all-reduces per step). 16 bytes:
+  // the first layer's block (140 bytes, 4 buckets' worth) is also written in 4 GEMMs of rows
+  // 0, 1-2, 3, 4-5 of W, each all-reduced as it is written (6 all-reduces per step).
   Model bucketed = session.load(mlpFile(), with(options, {{"bucket_bytes", "64"}}));
+  Model chunked = session.load(mlpFile(), with(options, {{"bucket_bytes", "16"}}));
   Batches data(session, 21, 4);
   Function a = session.function(plain, "train_step");
   Function b = session.function(bucketed, "train_step");
+  Function c = session.function(chunked, "train_step");
   for (int k = 0; k < 4; ++k) {
     a({data.x, data.y});
     b({data.x, data.y});
+    c({data.x, data.y});
   }
   requireClose(params(bucketed), params(plain), 1e-6);
+  requireClose(params(chunked), params(plain), 1e-6);
+  // grad() runs the same chunked pass.
+  Function grad_plain = session.function(plain, "grad");
+  Function grad_chunked = session.function(chunked, "grad");
+  grad_plain({data.x, data.y});
+  grad_chunked({data.x, data.y});
+  requireClose(chunked.variable("grad").getValue().toVector<float>(),
+               plain.variable("grad").getValue().toVector<float>(), 1e-6);
 }
 
 TEST_CASE("rank-local metrics sum every rank's samples when read", "[plugins]") {
