@@ -1,7 +1,8 @@
 // Model "mlp": a classifier of configurable widths and depth (ReLU, softmax cross-entropy) with
 // an update rule, for data-parallel training (plugins/mlp/README.md).
 //   train_step(x: float32 (n, inputs), y: int32 (n,)) -> loss: float32 ()
-//       forward, backward, gradient all-reduce over the ranks (buckets overlapping backward),
+//       forward, backward, the exchange over the ranks (the gradient's all-reduce in buckets overlapping
+//       backward, or every layer's rows all-gathered: mlp_rows.h),
 //       update of params and the rule's state; adds to the rank-local metrics.
 //   loss(x, y) -> loss, accuracy: float32 ()     this rank's means (the runtime weighs by rows)
 //   grad(x, y)                                   the mean gradient of the batch into `grad`

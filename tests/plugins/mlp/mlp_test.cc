@@ -178,7 +178,8 @@ TEST_CASE("train_step on 1, 2, 3 ranks gives the one-process parameters (uneven 
 // The rows exchange (exchange = rows): every rank gathers every rank's rows of each layer and
 // computes each block's gradient over the whole batch; SGD runs inside those GEMMs. Uneven
 // shares (padding), an empty share (1 row on several ranks) and a rule with state.
-TEST_CASE("train_step exchanging rows gives the one-process parameters, equal on every rank",
+TEST_CASE("train_step exchanging rows gives the one-process parameters, equal on every rank, "
+          "empty shares included",
           "[plugins]") {
   const int ranks = GENERATE(from_range(rankCounts({2, 3})));
   INFO(ranks << " ranks");
@@ -188,21 +189,28 @@ TEST_CASE("train_step exchanging rows gives the one-process parameters, equal on
     INFO(optimizer);
     const ModelOptions options = with(kSmall, {{"optimizer", optimizer}, {"lr", "0.05"}});
     Model distributed = session.load(mlpFile(), with(options, {{"exchange", "rows"}}));
+    // The gradient exchange on the same batches, the empty share included.
+    Model by_gradient = session.load(mlpFile(), with(options, {{"exchange", "gradient"}}));
     Model local = session.load(mlpFile(), options);
     Function step = session.function(distributed, "train_step");
+    Function step_gradient = session.function(by_gradient, "train_step");
     Function reference = session.function(local, "train_step");
     const std::vector<std::pair<int64_t, int64_t>> batches = {{0, 10}, {10, 21}, {21, 22},
                                                               {22, 30}, {30, 50}};
     for (const auto& [begin, end] : batches) {
       INFO("rows " << begin << " to " << end);
-      const float loss =
-          step({data.x, data.y}, {.batch = Selection::range(begin, end)}).at(0).as<float>()[0];
+      const Selection rows = Selection::range(begin, end);
+      const float loss = step({data.x, data.y}, {.batch = rows}).at(0).as<float>()[0];
+      const float loss_gradient =
+          step_gradient({data.x, data.y}, {.batch = rows}).at(0).as<float>()[0];
       const float loss_local =
           reference.asLocal({data.xs(begin, end), data.ys(begin, end)}).at(0).as<float>()[0];
       CHECK(loss == Approx(loss_local).epsilon(1e-5));
+      CHECK(loss_gradient == Approx(loss_local).epsilon(1e-5));
     }
     const std::vector<float> rank0 = params(distributed);
     requireClose(rank0, params(local), 1e-5);
+    requireClose(params(by_gradient), params(local), 1e-5);
     for (int r = 1; r < ranks; ++r) {
       INFO("rank " << r);
       CHECK(session.getValue(r, {distributed.variable("params")}).at(0).toVector<float>() == rank0);
