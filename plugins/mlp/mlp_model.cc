@@ -1,9 +1,9 @@
 // Model "mlp": a classifier of configurable widths and depth (ReLU, softmax cross-entropy) with
 // an update rule, for data-parallel training (plugins/mlp/README.md).
 //   train_step(x: float32 (n, inputs), y: int32 (n,)) -> loss: float32 ()
-//       forward, backward, the exchange over the ranks (the gradient's all-reduce in buckets overlapping
-//       backward, or every layer's rows all-gathered: mlp_rows.h),
-//       update of params and the rule's state; adds to the rank-local metrics.
+//       forward, backward, the exchange over the ranks (the gradient's all-reduce in buckets
+//       overlapping backward, or every layer's rows all-gathered: mlp_rows.h), update of params
+//       and the rule's state; adds to the rank-local metrics.
 //   loss(x, y) -> loss, accuracy: float32 ()     this rank's means (the runtime weighs by rows)
 //   grad(x, y)                                   the mean gradient of the batch into `grad`
 //   update()                                     applies `grad` to params with the rule
@@ -91,6 +91,16 @@ class Mlp {
     for (const std::string& v : updateVariables(config))
       update.read(v).update(v);
     return spec;
+  }
+
+  // What the graph cache did (SYNK_LOG_LEVEL=debug): captures beyond a handful mean the step's
+  // buffers keep moving and every step pays a capture.
+  ~Mlp() {
+    if (!graphs_) return;
+    context_.log(sdk::LogLevel::Debug,
+                 "mlp rank " + std::to_string(context_.rank()) + ": " +
+                     std::to_string(graphs_->launches()) + " graph launches, " +
+                     std::to_string(graphs_->captures()) + " captures");
   }
 
   static sdk::Handlers<Mlp> handlers() {
