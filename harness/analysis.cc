@@ -65,8 +65,11 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
     if (r.collective_ns != kNoValue) collective.push_back(seconds(r.collective_ns));
     ++s.samples;
   }
-  for (auto& [rep, values] : by_rep)
+  std::map<int, double> rep_step;  // each repetition's median step, for its energy per step
+  for (auto& [rep, values] : by_rep) {
     s.repetition_medians.push_back(median(std::move(values)));
+    rep_step[rep] = s.repetition_medians.back();
+  }
   // Repetitions that carry their own value (imported Google Benchmark ones) are summarised by
   // it: their samples hold it in whole nanoseconds only.
   if (!repetitions.empty() &&
@@ -95,7 +98,11 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
     }
     ++s.gpu_repetitions;
     if (with_energy == static_cast<int>(r.gpus.size())) {
-      energy.push_back(joules / double(r.steps));
+      // The power over the read window times the median step: the window need not match the
+      // timed phase (gpu_telemetry.h); without timed samples, the window's energy per step.
+      const auto step = rep_step.find(r.repetition);
+      const bool timed = step != rep_step.end() && watts > 0 && !r.value;
+      energy.push_back(timed ? watts * step->second : joules / double(r.steps));
       power.push_back(watts);
     }
     if (with_clock > 0) clock.push_back(mhz / with_clock);

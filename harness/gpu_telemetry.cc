@@ -162,7 +162,9 @@ GpuTelemetry::Mark GpuTelemetry::mark() const {
   if (!nvml_) return m;
   for (nvmlDevice_t d : nvml_->devices) {
     Mark::Gpu g;
+    const auto before = std::chrono::steady_clock::now();
     g.energy = nvml_->energy && nvml_->energy(d, &g.energy_mj) == kSuccess;
+    g.energy_at = before + (std::chrono::steady_clock::now() - before) / 2;
     g.power = nvml_->power && nvml_->power(d, &g.power_mw) == kSuccess;
     if (nvml_->reasons && nvml_->reasons(d, &g.reasons) != kSuccess) g.reasons = 0;
     ViolationTime power{}, thermal{};
@@ -175,16 +177,20 @@ GpuTelemetry::Mark GpuTelemetry::mark() const {
   return m;
 }
 
-std::vector<GpuReading> GpuTelemetry::since(const Mark& start) const {
+std::vector<GpuReading> GpuTelemetry::between(const Mark& start, const Mark& end) const {
   std::vector<GpuReading> out;
   if (!nvml_) return out;
-  const Mark end = mark();
-  const double seconds = std::chrono::duration<double>(end.at - start.at).count();
   for (size_t i = 0; i < end.gpus.size() && i < start.gpus.size(); ++i) {
     const Mark::Gpu &a = start.gpus[i], &b = end.gpus[i];
     nvmlDevice_t d = nvml_->devices[i];
     GpuReading g;
     g.gpu = nvml_->indices[i];
+    // The energy counter's own span where both ends read it (the reads of several GPUs follow
+    // one another), else the marks'.
+    const bool counted = a.energy && b.energy;
+    const double seconds = std::chrono::duration<double>(counted ? b.energy_at - a.energy_at
+                                                                 : end.at - start.at)
+                               .count();
     g.seconds = seconds;
     if (a.energy && b.energy && b.energy_mj >= a.energy_mj) {
       g.energy_j = double(b.energy_mj - a.energy_mj) * 1e-3;

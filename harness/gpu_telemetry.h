@@ -9,7 +9,13 @@
 // NVML. The repetition's process, the session's master, loads it after the session has forked
 // its ranks (it forks no more), reads every GPU the point uses at the start and at the end of
 // the timed phase, and unloads it. Two reads per point and repetition, outside the timed
-// steps: a step's time is not touched (bench_synk_bench measures it).
+// steps: a step's time is not touched. NVML's reads are slow (2 x H200, driver 580: nvmlInit
+// 8 ms, the energy counter 2.9 ms a GPU, the two violation counters 1.4 ms; clocks,
+// temperature and reasons well under a microsecond), so a training repetition takes them on a
+// thread of its own (runner.cc): loading and the first read during the warm-up steps, the last
+// read during the correctness check after the timed steps. Its energy per step is the power
+// over the read window times the repetition's median step (the window's edges need not match
+// the timed phase's). bench_synk_bench measures what the reads still cost the repetition.
 //
 // Per GPU over the phase: the energy counter's difference (nvmlDeviceGetTotalEnergyConsumption,
 // mJ; Volta and later) and power = energy / seconds (the mean of two power readings where there
@@ -56,6 +62,7 @@ class GpuTelemetry {
   struct Mark {
     std::chrono::steady_clock::time_point at;
     struct Gpu {
+      std::chrono::steady_clock::time_point energy_at;  // halfway through the energy read
       bool energy = false, power = false, violations = false;
       unsigned long long energy_mj = 0, reasons = 0, power_ns = 0, thermal_ns = 0;
       unsigned int power_mw = 0;
@@ -63,8 +70,10 @@ class GpuTelemetry {
     std::vector<Gpu> gpus;
   };
   Mark mark() const;
+  // One reading per GPU over the span between two marks (clocks and temperature read now).
+  std::vector<GpuReading> between(const Mark& start, const Mark& end) const;
   // Reads again and returns one reading per GPU over the span since `start`.
-  std::vector<GpuReading> since(const Mark& start) const;
+  std::vector<GpuReading> since(const Mark& start) const { return between(start, mark()); }
 
  private:
   struct Library;

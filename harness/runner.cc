@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <optional>
 
 #include "synk/harness/errors.h"
@@ -234,20 +235,38 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
         t = now;
       }
     };
-    // NVML is loaded here, after the session forked its ranks (gpu_telemetry.h).
-    std::optional<GpuTelemetry> telemetry;
-    if (!telemetry_gpus.empty()) telemetry = GpuTelemetry::open(telemetry_gpus);
-    GpuTelemetry::Mark mark;
+    // NVML is loaded here, after the session forked its ranks, and read on a thread of its own
+    // (gpu_telemetry.h): loading and the first read overlap the warm-up, the last read the
+    // correctness check. The timed steps wait for the first only where the warm-up was shorter.
+    struct Telemetry {
+      GpuTelemetry nvml;
+      GpuTelemetry::Mark start;
+    };
+    std::future<Telemetry> opening;
+    if (!telemetry_gpus.empty()) {
+      opening = std::async(std::launch::async, [&telemetry_gpus] {
+        Telemetry t{GpuTelemetry::open(telemetry_gpus), {}};
+        t.start = t.nvml.mark();
+        return t;
+      });
+    }
+    std::optional<Telemetry> telemetry;
     timeSteps(step, timingPlan(e), stop, result.samples, [&] {
-      if (telemetry) mark = telemetry->mark();
+      if (opening.valid()) telemetry = opening.get();
     });
-    if (telemetry) result.gpus = telemetry->since(mark);
+    std::future<std::vector<GpuReading>> reading;
+    if (telemetry) {
+      reading = std::async(std::launch::async,
+                           [&telemetry] { return telemetry->nvml.since(telemetry->start); });
+    }
     result.steps = static_cast<int64_t>(result.samples.size());
     if (childShouldStop(stop)) {
+      if (reading.valid()) reading.wait();
       outcome.status = result.status = "interrupted";
       return outcome;
     }
     result.wrong = countWrong(session, model, bound.checked, result.message);
+    if (reading.valid()) result.gpus = reading.get();
     if (result.wrong > 0) {
       result.status = "wrong";
       result.message.resize(result.message.size() - 2);  // the last "; "

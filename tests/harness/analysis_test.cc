@@ -100,3 +100,31 @@ TEST_CASE("strong scaling: speedup t1 / tN at the same global batch", "[harness]
     CHECK(again[1].speedup_ci->low == rows[1].speedup_ci->low);
   }
 }
+
+TEST_CASE("energy per step is the read window's power times the median step", "[harness]") {
+  // Two repetitions of 2 ms steps on two GPUs at 150 W and 250 W. The first's NVML window
+  // covered only its timed steps; the second's also warm-up steps and the check after them (a
+  // window 5x longer at the same power: 5x the joules): both give 0.8 J a step.
+  std::vector<SampleRecord> samples;
+  for (int r = 0; r < 2; ++r)
+    for (int step = 0; step < 4; ++step)
+      samples.push_back({r, 0, step, 2'000'000, kNoValue, kNoValue});
+  std::vector<RepetitionRecord> reps;
+  for (int r = 0; r < 2; ++r) {
+    RepetitionRecord rep{r, 0, 4, "ok", ""};
+    for (double watts : {150.0, 250.0}) {
+      GpuReading g;
+      g.seconds = r == 0 ? 8e-3 : 40e-3;
+      g.power_w = watts;
+      g.energy_j = watts * g.seconds;
+      rep.gpus.push_back(g);
+    }
+    reps.push_back(rep);
+  }
+  const PointSummary s = summarizePoint(samples, reps);
+  REQUIRE(s.energy_per_step_j);
+  CHECK(*s.energy_per_step_j == Approx(0.8));
+  CHECK(s.energy_min_j == Approx(0.8));
+  CHECK(s.energy_max_j == Approx(0.8));
+  CHECK(*s.power_w == Approx(400));
+}

@@ -81,10 +81,11 @@ TEST_CASE("export --json: a repetition on a throttled GPU is flagged, and can be
   std::vector<SampleRecord> samples;
   for (int r = 0; r < 5; ++r) {
     RepetitionRecord rep{r, 0, 2, "ok", ""};
+    // Two steps of 1 ms at 100 W (repetition 4: of 2 ms at 75 W), the read window their time.
     GpuReading gpu;
-    gpu.seconds = 1;
-    gpu.energy_j = r == 4 ? 300.0 : 200.0;  // joules over 2 steps
-    gpu.power_w = *gpu.energy_j;
+    gpu.seconds = r == 4 ? 4e-3 : 2e-3;
+    gpu.energy_j = r == 4 ? 0.3 : 0.2;
+    gpu.power_w = *gpu.energy_j / gpu.seconds;
     gpu.throttle_reasons = r == 4 ? 0x20 : 0;  // repetition 4: software thermal slowdown
     rep.gpus = {gpu};
     reps.push_back(rep);
@@ -99,9 +100,10 @@ TEST_CASE("export --json: a repetition on a throttled GPU is flagged, and can be
   CHECK(all.at("repetitions")[4].at("gpus")[0].at("throttled") == true);
   CHECK(all.at("repetitions")[0].at("gpus")[0].at("throttled") == false);
   CHECK(all.at("summary").at("max").get<double>() == Approx(2e-3));
-  CHECK(all.at("summary").at("energy_per_step_j").get<double>() == Approx(100));
-  CHECK(all.at("summary").at("joules_per_sample").get<double>() == Approx(100.0 / 64));
-  CHECK(all.at("summary").at("samples_per_joule").get<double>() == Approx(0.64));
+  // The power times the median step: 0.1 J (repetition 4: 0.15 J).
+  CHECK(all.at("summary").at("energy_per_step_j").get<double>() == Approx(0.1));
+  CHECK(all.at("summary").at("joules_per_sample").get<double>() == Approx(0.1 / 64));
+  CHECK(all.at("summary").at("samples_per_joule").get<double>() == Approx(640));
   CHECK_THAT(all.at("summary").at("warnings").back().get<std::string>(),
              Catch::Contains("1 of 5 repetition(s) ran on a throttled GPU"));
   const nlohmann::json kept =
