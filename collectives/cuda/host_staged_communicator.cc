@@ -25,8 +25,7 @@ HostStagedCommunicator::HostStagedCommunicator(ProcessGroup& group, ShmHeap& hea
       heap_(heap),
       device_(device),
       shm_(group, heap),
-      pipeline_(group, heap, device),
-      rank_(group.rank()) {}
+      pipeline_(group, heap, device) {}
 
 HostStagedCommunicator::~HostStagedCommunicator() {
   // A copy may still be in flight after an abort: then the memory is left to the process exit.
@@ -111,7 +110,7 @@ void HostStagedCommunicator::doAllReduceList(std::span<const AllReduceArgs> list
 }
 
 void HostStagedCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
-  const bool root = rank_ == args.root;
+  const bool root = rank() == args.root;
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
   stage(waiter, [&] {
@@ -131,7 +130,7 @@ void HostStagedCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
 }
 
 void HostStagedCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
-  const bool root = rank_ == args.root;
+  const bool root = rank() == args.root;
   const size_t bytes = args.count * dtypeSize(args.dtype);
   void* host = nullptr;
   stage(waiter, [&] {
@@ -154,9 +153,9 @@ void HostStagedCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& wait
 void HostStagedCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
                                       Waiter& waiter) {
   const size_t total = offsets.back();
-  const bool root = rank_ == args.root;
+  const bool root = rank() == args.root;
   const size_t element = dtypeSize(args.dtype);
-  const size_t part = args.counts[rank_] * element;
+  const size_t part = args.counts[rank()] * element;
   GatherArgs& staged = gather_args_;  // reused: no per-call copy of the counts
   stage(waiter, [&] {
     if (root && args.recv == nullptr) {
@@ -181,7 +180,7 @@ void HostStagedCommunicator::doAllGather(const AllGatherArgs& args,
                                          const std::vector<size_t>& offsets, Waiter& waiter) {
   const size_t total = offsets.back();
   const size_t element = dtypeSize(args.dtype);
-  const size_t part = args.counts[rank_] * element;
+  const size_t part = args.counts[rank()] * element;
   AllGatherArgs& staged = all_gather_args_;
   stage(waiter, [&] {
     if (args.recv == nullptr) throw InvalidArgument("host-staged all_gather: no receive buffer");

@@ -66,7 +66,6 @@ class HostStagedCommunicator final : public Communicator {
   CudaDevice& device_;
   ShmCommunicator shm_;
   StagedAllReduce pipeline_;  // all_reduce of StagedAllReduce::kMinBytes and more
-  int rank_;
   Staging first_;           // the input (and in-place result) staging buffer
   Staging second_;          // the gather results
   GatherArgs gather_args_;  // the staged arguments, reused across calls

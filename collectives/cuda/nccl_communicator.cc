@@ -105,12 +105,10 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
       group_(group),
       nccl_(nccl),
       gpu_(device),
-      device_(device.device()),
-      rank_(group.rank()),
-      size_(group.size()) {
+      device_(device.device()) {
   int version = 0;  // the library loaded may be older than the headers built against
   if (nccl_.getVersion(&version) != ncclSuccess || version < kOldestNccl) {
-    throw NcclError(str("rank ", rank_, ": ", nccl_.name, " ", version, " is loaded; synk needs ",
+    throw NcclError(str("rank ", rank(), ": ", nccl_.name, " ", version, " is loaded; synk needs ",
                         kOldestNccl, " (2.22) or later"));
   }
   // A blocking communicator must never connect lazily: a lazy connect waits on the peer inside
@@ -133,10 +131,10 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
   // NCCL binds the communicator to the calling thread's current device.
   gpu_.bindCallingThread();
   // NCCL writes the handle before the init job finishes, so a failure below can abort it.
-  const ncclResult_t started = nccl_.commInitRankConfig(&comm_, size_, id, rank_, &config);
+  const ncclResult_t started = nccl_.commInitRankConfig(&comm_, size(), id, rank(), &config);
   try {
     if (comm_ == nullptr && (started == ncclSuccess || started == ncclInProgress)) {
-      throw NcclError(str("rank ", rank_, ": ncclCommInitRankConfig returned no communicator"));
+      throw NcclError(str("rank ", rank(), ": ncclCommInitRankConfig returned no communicator"));
     }
     complete(comm_, started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
     if (split_allowed) splitFastCommunicator(waiter);
@@ -158,7 +156,7 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
   // first (failure, timeout), the thread may still write the slot later: it is then leaked,
   // never freed under the writer.
   auto* slot = new ncclComm_t(nullptr);
-  const ncclResult_t started = nccl_.commSplit(comm_, 0, rank_, slot, &config);
+  const ncclResult_t started = nccl_.commSplit(comm_, 0, rank(), slot, &config);
   std::string why;
   if (started == ncclSuccess || started == ncclInProgress) {
     // A failure or a timeout here is fatal: the parent is unusable or busy, so there is nothing
@@ -324,7 +322,7 @@ bool NcclCommunicator::drainStream() noexcept {
 void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
   Barrier& barrier = group_.barrier();
   const int master = group_.masterRank();
-  if (rank_ == master) {
+  if (rank() == master) {
     const ncclResult_t result = nccl_.getUniqueId(id);
     if (result == ncclSuccess) std::memcpy(barrier.outbox(), id, sizeof(*id));
     // Arrive either way, with the outcome as the ok flag: the peers fail at once instead of
@@ -332,20 +330,20 @@ void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
     barrier.arrive(waiter, BarrierSite::Exchange, result == ncclSuccess);
     if (result != ncclSuccess) {
       throw NcclError(
-          str("rank ", rank_, ": ncclGetUniqueId failed: ", describeNccl(nccl_, result, nullptr)));
+          str("rank ", rank(), ": ncclGetUniqueId failed: ", describeNccl(nccl_, result, nullptr)));
     }
     return;
   }
   barrier.arrive(waiter, BarrierSite::Exchange, true);
   if (!barrier.okOf(master)) {
-    throw NcclError(str("rank ", rank_, ": no NCCL communicator: the master rank ", master,
+    throw NcclError(str("rank ", rank(), ": no NCCL communicator: the master rank ", master,
                         " could not create the NCCL unique id"));
   }
   std::memcpy(id, barrier.exchangeOf(master), sizeof(*id));
 }
 
 void NcclCommunicator::fail(ncclComm_t comm, ncclResult_t result, const char* what) const {
-  throw NcclError(str("rank ", rank_, ": ", what, " failed: ", describeNccl(nccl_, result, comm)));
+  throw NcclError(str("rank ", rank(), ": ", what, " failed: ", describeNccl(nccl_, result, comm)));
 }
 
 void NcclCommunicator::complete(ncclComm_t comm, ncclResult_t issued, const char* what,
@@ -358,7 +356,7 @@ void NcclCommunicator::complete(ncclComm_t comm, ncclResult_t issued, const char
   // (or the stream) until then (NCCL user guide, "Nonblocking Group Operation") — which costs
   // one ncclCommGetAsyncError when the call had indeed finished.
   if (issued == ncclSuccess && comm != comm_) return;
-  pollUntil(waiter, rank_, what, [&] {
+  pollUntil(waiter, rank(), what, [&] {
     ncclResult_t state = ncclSuccess;
     const ncclResult_t queried = nccl_.commGetAsyncError(comm, &state);
     if (queried != ncclSuccess) state = queried;
@@ -375,8 +373,8 @@ ncclRedOp_t NcclCommunicator::reductionFor(ReduceOp op, bool& scale_after) const
   // tail of an out-of-place result unwritten (src/device/onerank.cu: block b covers
   // [b, b + 1) * alignUp(n / blocks, pack), which stops short of n; seen on an H100 as a
   // float64 reduce of 4099 elements whose last one was never written). ncclSum is a copy there.
-  if (size_ == 1) return ncclSum;
-  if (premultiplyIsExact(size_)) return ncclAvg;
+  if (size() == 1) return ncclSum;
+  if (premultiplyIsExact(size())) return ncclAvg;
   scale_after = true;
   return ncclSum;
 }
@@ -390,7 +388,7 @@ void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
            nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, comm(),
                            gpu_.stream()),
            "ncclAllReduce", waiter);
-  if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
+  if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size());
 }
 
 void NcclCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
@@ -405,7 +403,7 @@ void NcclCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Wait
       queued(nccl_,
              nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), op,
                              comm(), stream),
-             "ncclAllReduce (list)", rank_, comm());
+             "ncclAllReduce (list)", rank(), comm());
     }
     complete(comm(), group.end(), "ncclGroupEnd (all_reduce list)", waiter);
   }
@@ -413,12 +411,12 @@ void NcclCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Wait
   for (const AllReduceArgs& args : list) {
     bool scale_after = false;
     reductionFor(args.op, scale_after);
-    if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size_);
+    if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size());
   }
 }
 
 void NcclCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
-  if (rank_ == args.root && args.recv == nullptr) {
+  if (rank() == args.root && args.recv == nullptr) {
     throw InvalidArgument("nccl reduce: no receive buffer at the root");
   }
   // Off the root NCCL never touches recvbuff; hand it a valid pointer all the same.
@@ -429,8 +427,8 @@ void NcclCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
            nccl_.reduce(args.send, recv, args.count, ncclTypeOf(args.dtype), op, args.root, comm(),
                         gpu_.stream()),
            "ncclReduce", waiter);
-  if (scale_after && rank_ == args.root) {
-    device_.scale(recv, args.count, args.dtype, 1.0 / size_);
+  if (scale_after && rank() == args.root) {
+    device_.scale(recv, args.count, args.dtype, 1.0 / size());
   }
 }
 
@@ -448,7 +446,7 @@ void NcclCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
 // where on a blocking one no deadline would reach).
 void NcclCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
                                 Waiter& waiter) {
-  const bool root = rank_ == args.root;
+  const bool root = rank() == args.root;
   if (root && args.recv == nullptr) {
     throw InvalidArgument("nccl gather: no receive buffer at the root");
   }
@@ -488,12 +486,12 @@ void NcclCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<
   const size_t element = dtypeSize(args.dtype);
   char* recv = static_cast<char*>(args.recv);
   NcclGroup group(nccl_);
-  for (int r = 0; r < size_; ++r) {
+  for (int r = 0; r < size(); ++r) {
     if (args.counts[r] == 0) continue;
     char* part = recv + offsets[r] * element;
-    const void* source = r == rank_ ? args.send : part;  // sendbuff is read at the root only
+    const void* source = r == rank() ? args.send : part;  // sendbuff is read at the root only
     queued(nccl_, nccl_.broadcast(source, part, args.counts[r], type, r, comm(), stream),
-           "ncclBroadcast (all_gather)", rank_, comm());
+           "ncclBroadcast (all_gather)", rank(), comm());
   }
   complete(comm(), group.end(), "ncclGroupEnd (all_gather)", waiter);
 }

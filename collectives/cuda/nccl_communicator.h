@@ -114,8 +114,6 @@ class NcclCommunicator final : public Communicator {
   const NcclApi& nccl_;
   NcclDevice& gpu_;
   Device& device_;
-  int rank_;
-  int size_;
   ncclComm_t comm_ = nullptr;  // non-blocking: creation, the parent of fast_
   ncclComm_t fast_ = nullptr;  // blocking child: every other collective
   bool aborted_ = false;

@@ -68,9 +68,7 @@ void requireBuffer(const void* pointer, size_t bytes, const char* what, const ch
 ShmCommunicator::ShmCommunicator(ProcessGroup& group, ShmHeap& heap)
     : Communicator(group.rank(), group.size()),
       group_(group),
-      heap_(heap),
-      rank_(group.rank()),
-      n_(group.size()) {}
+      heap_(heap) {}
 
 ShmCommunicator::~ShmCommunicator() {
   heap_.release(workspace_);
@@ -137,11 +135,11 @@ void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> m
   if (!all_ok) throwPeerFailure(what);
 
   try {
-    if (peers_.size() < static_cast<size_t>(n_) * slots) peers_.resize(n_ * slots);
-    for (int r = 0; r < n_; ++r) {
+    if (peers_.size() < static_cast<size_t>(size()) * slots) peers_.resize(size() * slots);
+    for (int r = 0; r < size(); ++r) {
       std::byte** row = peers_.data() + static_cast<size_t>(r) * slots;
       for (size_t k = 0; k < slots; ++k) {
-        if (r == rank_) {
+        if (r == rank()) {
           row[k] = k < mine.size() ? mine[k].local : nullptr;
           continue;
         }
@@ -164,7 +162,7 @@ void ShmCommunicator::run(const char* what, Waiter& waiter, std::span<Exposed> m
 }
 
 void ShmCommunicator::failOnThisRank(Waiter& waiter, std::exception_ptr failure) {
-  if (n_ > 1) {  // one rank runs no protocol (see each collective's n_ == 1 path)
+  if (size() > 1) {  // one rank runs no protocol (see each collective's size() == 1 path)
     Barrier& barrier = group_.barrier();
     publishError(barrier, failure);
     barrier.arrive(waiter, BarrierSite::CollectiveIn, false);
@@ -174,7 +172,7 @@ void ShmCommunicator::failOnThisRank(Waiter& waiter, std::exception_ptr failure)
 
 void ShmCommunicator::throwPeerFailure(const char* what) const {
   const Barrier& barrier = group_.barrier();
-  for (int r = 0; r < n_; ++r) {
+  for (int r = 0; r < size(); ++r) {
     if (barrier.okOf(r)) continue;
     throw RankError(r, str(what, ": rank ", r, " failed: ", errorOf(barrier, r)));
   }
@@ -186,15 +184,15 @@ void ShmCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   const size_t elem = dtypeSize(args.dtype);
   if (args.send != nullptr && args.send != args.buffer) return allReduceOutOfPlace(args, waiter);
   // One rank: the sum is the buffer itself and avg scales by 1.
-  if (n_ == 1) return;
+  if (size() == 1) return;
   Exposed mine[1] = {
       {.user = args.buffer, .bytes = args.count * elem, .input = true, .output = true}};
   run("allReduce", waiter, mine, kSingleSlots, [&](const Peers& peers) {
     std::byte* buffers[kMaxRanks];
-    for (int r = 0; r < n_; ++r)
+    for (int r = 0; r < size(); ++r)
       buffers[r] = peers.at(r, 0);
-    const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
-    reduceRange(buffers, n_, buffers, n_, begin, end, args.dtype, args.op, n_);
+    const auto [begin, end] = ownedRange(args.count, elem, rank(), size());
+    reduceRange(buffers, size(), buffers, size(), begin, end, args.dtype, args.op, size());
   });
 }
 
@@ -203,7 +201,7 @@ void ShmCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
 void ShmCommunicator::allReduceOutOfPlace(const AllReduceArgs& args, Waiter& waiter) {
   const size_t elem = dtypeSize(args.dtype);
   const size_t bytes = args.count * elem;
-  if (n_ == 1) {
+  if (size() == 1) {
     requireBuffer(args.buffer, bytes, "allReduce", "buffer");
     std::memcpy(args.buffer, args.send, bytes);
     return;
@@ -213,18 +211,18 @@ void ShmCommunicator::allReduceOutOfPlace(const AllReduceArgs& args, Waiter& wai
   run("allReduce", waiter, mine, kSingleSlots, [&](const Peers& peers) {
     const std::byte* sends[kMaxRanks];
     std::byte* results[kMaxRanks];
-    for (int r = 0; r < n_; ++r) {
+    for (int r = 0; r < size(); ++r) {
       sends[r] = peers.at(r, 0);
       results[r] = peers.at(r, 1);
     }
-    const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
-    reduceRange(sends, n_, results, n_, begin, end, args.dtype, args.op, n_);
+    const auto [begin, end] = ownedRange(args.count, elem, rank(), size());
+    reduceRange(sends, size(), results, size(), begin, end, args.dtype, args.op, size());
   });
 }
 
 void ShmCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
   waiter.check();
-  if (n_ == 1) return;
+  if (size() == 1) return;
   for (size_t first = 0; first < list.size(); first += kMaxSlots) {
     allReduceRound(list.subspan(first, std::min(kMaxSlots, list.size() - first)), first, waiter);
   }
@@ -249,13 +247,13 @@ void ShmCommunicator::allReduceRound(std::span<const AllReduceArgs> round, size_
       const size_t elem = dtypeSize(args.dtype);
       size_t begin = 0, end = args.count;
       if (args.count * elem <= kBlockBytes) {
-        if (static_cast<int>((first_index + k) % static_cast<size_t>(n_)) != rank_) continue;
+        if (static_cast<int>((first_index + k) % static_cast<size_t>(size())) != rank()) continue;
       } else {
-        std::tie(begin, end) = ownedRange(args.count, elem, rank_, n_);
+        std::tie(begin, end) = ownedRange(args.count, elem, rank(), size());
       }
-      for (int r = 0; r < n_; ++r)
+      for (int r = 0; r < size(); ++r)
         buffers[r] = peers.at(r, k);
-      reduceRange(buffers, n_, buffers, n_, begin, end, args.dtype, args.op, n_);
+      reduceRange(buffers, size(), buffers, size(), begin, end, args.dtype, args.op, size());
     }
   });
 }
@@ -264,8 +262,8 @@ void ShmCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
   waiter.check();
   const size_t elem = dtypeSize(args.dtype);
   const size_t bytes = args.count * elem;
-  const bool root = rank_ == args.root;
-  if (n_ == 1) {
+  const bool root = rank() == args.root;
+  if (size() == 1) {
     requireBuffer(args.send, bytes, "reduce", "send");
     requireBuffer(args.recv, bytes, "reduce", "recv");
     if (args.recv != args.send) std::memcpy(args.recv, args.send, bytes);
@@ -278,22 +276,22 @@ void ShmCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
   run("reduce", waiter, std::span<Exposed>(mine, root ? 2 : 1), kSingleSlots,
       [&](const Peers& peers) {
         const std::byte* sends[kMaxRanks];
-        for (int r = 0; r < n_; ++r)
+        for (int r = 0; r < size(); ++r)
           sends[r] = peers.at(r, 0);
         std::byte* result = peers.at(args.root, 1);
-        const auto [begin, end] = ownedRange(args.count, elem, rank_, n_);
-        reduceRange(sends, n_, &result, 1, begin, end, args.dtype, args.op, n_);
+        const auto [begin, end] = ownedRange(args.count, elem, rank(), size());
+        reduceRange(sends, size(), &result, 1, begin, end, args.dtype, args.op, size());
       });
 }
 
 void ShmCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
   waiter.check();
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  const bool root = rank_ == args.root;
+  const bool root = rank() == args.root;
   // Out of place the root sends `send` and receives into its buffer like every rank.
   const bool copy_at_root = root && args.send != nullptr && args.send != args.buffer;
   const void* source = copy_at_root ? args.send : args.buffer;
-  if (n_ == 1) {
+  if (size() == 1) {
     if (copy_at_root) std::memcpy(args.buffer, source, bytes);
     return;
   }
@@ -310,9 +308,9 @@ void ShmCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>
   waiter.check();
   const size_t elem = dtypeSize(args.dtype);
   const size_t total = offsets.back() * elem;
-  const size_t part = args.counts[rank_] * elem;
-  const bool root = rank_ == args.root;
-  if (n_ == 1) {
+  const size_t part = args.counts[rank()] * elem;
+  const bool root = rank() == args.root;
+  if (size() == 1) {
     requireBuffer(args.send, part, "gather", "send");
     requireBuffer(args.recv, total, "gather", "recv");
     if (part > 0 && args.recv != args.send) std::memcpy(args.recv, args.send, part);
@@ -322,7 +320,7 @@ void ShmCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>
   run("gather", waiter, std::span<Exposed>(mine, root ? 1 : 0), kSingleSlots,
       [&](const Peers& peers) {
         requireBuffer(args.send, part, "gather", "send");
-        std::byte* dst = peers.at(args.root, 0) + offsets[rank_] * elem;
+        std::byte* dst = peers.at(args.root, 0) + offsets[rank()] * elem;
         if (part > 0 && dst != args.send) std::memcpy(dst, args.send, part);
       });
 }
@@ -332,8 +330,8 @@ void ShmCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<s
   waiter.check();
   const size_t elem = dtypeSize(args.dtype);
   const size_t total = offsets.back() * elem;
-  const size_t part = args.counts[rank_] * elem;
-  if (n_ == 1) {
+  const size_t part = args.counts[rank()] * elem;
+  if (size() == 1) {
     requireBuffer(args.send, part, "allGather", "send");
     requireBuffer(args.recv, total, "allGather", "recv");
     if (part > 0 && args.recv != args.send) std::memcpy(args.recv, args.send, part);
@@ -344,10 +342,10 @@ void ShmCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<s
     requireBuffer(args.recv, total, "allGather", "recv");
     auto* recv = static_cast<std::byte*>(args.recv);
     // Start after this rank so the ranks do not all read rank 0's buffer at once.
-    for (int k = 0; k < n_; ++k) {
-      const int r = (rank_ + k) % n_;
+    for (int k = 0; k < size(); ++k) {
+      const int r = (rank() + k) % size();
       const size_t bytes = args.counts[r] * elem;
-      const std::byte* src = r == rank_ ? static_cast<const std::byte*>(args.send) : peers.at(r, 0);
+      const std::byte* src = r == rank() ? static_cast<const std::byte*>(args.send) : peers.at(r, 0);
       if (bytes > 0) std::memcpy(recv + offsets[r] * elem, src, bytes);
     }
   });

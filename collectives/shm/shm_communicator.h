@@ -81,10 +81,8 @@ class ShmCommunicator final : public Communicator {
 
   ProcessGroup& group_;
   ShmHeap& heap_;
-  int rank_;
-  int n_;
   std::vector<ShmLocation> locations_;  // what this rank publishes, reused across calls
-  std::vector<std::byte*> peers_;       // n_ x slots, reused across calls
+  std::vector<std::byte*> peers_;       // size() x slots, reused across calls
   std::vector<Exposed> exposed_;        // a list collective's buffers, reused across calls
   // Heap memory that stands in for caller buffers outside the heap; grows, never shrinks.
   void* workspace_ = nullptr;
