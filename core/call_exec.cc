@@ -367,16 +367,20 @@ TensorRef CallExecution::sliceableRead(size_t j, const RowRange& local) {
 // (each rank's value scaled by its share, summed in rank order by the host kernels). A GPU rank
 // copies its outputs into pinned heap memory and waits for its stream first: every rank waits
 // for its own device in parallel, where before the master waited for the reduce.
+size_t CallExecution::outputBytes(size_t o, const Shape& shape) const {
+  return static_cast<size_t>(numElements(shape)) * dtypeSize(spec_.outputs[o].dtype);
+}
+
 void CallExecution::offerInlineOutputs(ByteWriter& out, bool ok) {
   size_t bytes = 0;
   bool fits = ok;
   for (size_t o = 0; fits && o < spec_.outputs.size(); ++o) {
-    if (!inlineable(o)) continue;
-    bytes += static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
+    if (inlineable(o)) bytes += outputBytes(o, acc_shapes_[o]);
     fits = bytes <= kInlineOutputBytes;
   }
   out.put<uint8_t>(fits ? 1 : 0);
   if (!fits) return;
+  // A GPU rank stages them in pinned heap memory, one after another, and waits for its stream.
   const std::byte* staged = nullptr;
   if (!device_.isHost()) {
     PhaseScope phase(Phase::OutputCopy);
@@ -384,25 +388,18 @@ void CallExecution::offerInlineOutputs(ByteWriter& out, bool ok) {
     auto* at = static_cast<std::byte*>(scratch_.inline_outputs.data());
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       if (!inlineable(o)) continue;
-      const size_t n =
-          static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
+      const size_t n = outputBytes(o, acc_shapes_[o]);
       device_.copy(at, scratch_.output_acc[o].data(), n, CopyKind::DeviceToHost);
       at += n;
     }
     device_.synchronize(waiter_);
     host_reads_pending_ = false;  // the wait covered every copy queued so far
     staged = static_cast<const std::byte*>(scratch_.inline_outputs.data());
+    out.append(staged, bytes);
+    return;
   }
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-    if (!inlineable(o)) continue;
-    const size_t n =
-        static_cast<size_t>(numElements(acc_shapes_[o])) * dtypeSize(spec_.outputs[o].dtype);
-    if (staged != nullptr) {
-      out.append(staged, n);
-      staged += n;
-    } else {
-      out.append(scratch_.output_acc[o].data(), n);
-    }
+    if (inlineable(o)) out.append(scratch_.output_acc[o].data(), outputBytes(o, acc_shapes_[o]));
   }
 }
 
@@ -450,8 +447,7 @@ Status CallExecution::agree(ExchangeResult& all) {
   for (int r = 0; inline_ && rank_.isMaster() && r < n; ++r) {
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       if (!inlineable(o)) continue;
-      const size_t bytes =
-          static_cast<size_t>(numElements(all_shapes_[r][o])) * dtypeSize(spec_.outputs[o].dtype);
+      const size_t bytes = outputBytes(o, all_shapes_[r][o]);
       inline_at_[r][o] = inline_bytes_.size();
       inline_bytes_.insert(inline_bytes_.end(), all.from[r].cursor(), all.from[r].cursor() + bytes);
       all.from[r].skip(bytes);

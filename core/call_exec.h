@@ -68,6 +68,8 @@ class CallExecution {
   bool inlineable(size_t o) const {
     return isElementwise(binding_.output_ops[o]) && request_.wants(o);
   }
+  // Bytes of output o with `shape` (its declared dtype).
+  size_t outputBytes(size_t o, const Shape& shape) const;
   void offerInlineOutputs(ByteWriter& out, bool ok);
   Array reduceInline(size_t o);
   Status agree(ExchangeResult& all);

@@ -104,9 +104,13 @@ StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::
       PhaseScope phase(Phase::StepStart);
       group_->barrier().arrive(waiter, BarrierSite::CommandStart);
     }
+    // The master runs its own command as a worker reads it, from the command area.
     Opcode echoed;
     bool echoed_posted = false;
     ByteReader reader = readCommand(echoed, start_epoch % 2, echoed_posted);
+    if (echoed != opcode || echoed_posted != posted) {
+      throw InternalError(str(what, ": the command area holds another command than was written"));
+    }
     {
       PhaseScope phase(Phase::Handler);
       result = execute(opcode, reader, waiter);

@@ -186,8 +186,7 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  device_.release(gather_scratch_);  // stream-ordered; nothing after an abort
-  gather_scratch_ = nullptr;
+  gather_scratch_ = DeviceBuffer();  // stream-ordered; nothing after an abort
   if (comm_ == nullptr && fast_ == nullptr) return;
   gpu_.attachNccl(nullptr, nullptr);
   // Unwinding after an error, or the session is going down: peers may never finalize.
@@ -452,15 +451,9 @@ void NcclCommunicator::doGather(const GatherArgs& args, const std::vector<size_t
   }
   void* recv = args.recv;
   if (!root) {
-    const size_t bytes = offsets.back() * dtypeSize(args.dtype);
-    if (bytes > gather_scratch_bytes_) {
-      device_.release(gather_scratch_);  // stream-ordered: the last gather has written it
-      gather_scratch_ = nullptr;
-      gather_scratch_bytes_ = 0;
-      gather_scratch_ = device_.allocate(bytes);
-      gather_scratch_bytes_ = bytes;
-    }
-    recv = gather_scratch_;
+    // A grow frees stream-ordered: the last gather has written the old block.
+    gather_scratch_.reserve(device_, offsets.back() * dtypeSize(args.dtype));
+    recv = gather_scratch_.data();
   }
   AllGatherArgs all;
   all.send = args.send;

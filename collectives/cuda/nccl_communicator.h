@@ -43,6 +43,7 @@
 #include "synk/collectives/cuda/nccl_api.h"
 #include "synk/collectives/cuda/nccl_device.h"
 #include "synk/core/communicator.h"
+#include "synk/core/device_buffer.h"
 
 namespace synk {
 
@@ -117,8 +118,7 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm_ = nullptr;  // non-blocking: creation, the parent of fast_
   ncclComm_t fast_ = nullptr;  // blocking child: every other collective
   bool aborted_ = false;
-  void* gather_scratch_ = nullptr;  // where non-root ranks receive a gather; grows, never shrinks
-  size_t gather_scratch_bytes_ = 0;
+  DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
 };
 
 }  // namespace synk

@@ -7,29 +7,22 @@
 #include "synk/collectives/cuda/cuda_device.h"
 #include "synk/collectives/cuda/device_kernels.h"
 #include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/collectives/shm/owned_range.h"
 #include "synk/core/error.h"
 #include "synk/core/process_group.h"
 
 namespace synk {
 namespace {
 
-constexpr size_t kLine = 64;  // owned ranges and chunks start on cache lines (as in shm)
-
-// The elements [begin, end) of `count` that `rank` owns: cache-line aligned, as evenly as possible.
-std::pair<size_t, size_t> owned(size_t count, size_t element, int rank, int n) {
-  const size_t per_line = kLine / element;
-  const size_t lines = (count + per_line - 1) / per_line;
-  const size_t first = lines * static_cast<size_t>(rank) / static_cast<size_t>(n);
-  const size_t last = lines * static_cast<size_t>(rank + 1) / static_cast<size_t>(n);
-  return {std::min(count, first * per_line), std::min(count, last * per_line)};
-}
+using shm_detail::kLineBytes;
+using shm_detail::ownedRange;
 
 }  // namespace
 
 size_t StagedAllReduce::chunkBytes(size_t bytes) {
   constexpr size_t kMin = size_t{1} << 20, kMax = size_t{32} << 20;
   const size_t chunk = std::clamp(bytes / 16, kMin, kMax);
-  return (chunk + kLine - 1) / kLine * kLine;
+  return (chunk + kLineBytes - 1) / kLineBytes * kLineBytes;
 }
 
 StagedAllReduce::StagedAllReduce(ProcessGroup& group, ShmHeap& heap, CudaDevice& device)
@@ -37,11 +30,15 @@ StagedAllReduce::StagedAllReduce(ProcessGroup& group, ShmHeap& heap, CudaDevice&
 
 StagedAllReduce::~StagedAllReduce() {
   // After an abort nothing may wait on the GPU (a copy may still be in flight): leak.
-  if (device_.aborted() || !device_.runtimeAlive()) return;
+  if (device_.aborted() || !device_.runtimeAlive()) {
+    acc_.abandon();
+    part_.abandon();
+    return;
+  }
   for (cudaStream_t s : {in_, results_, out_})
     if (s) cudaStreamSynchronize(s);
-  device_.release(acc_);
-  device_.release(part_);
+  acc_ = DeviceBuffer();
+  part_ = DeviceBuffer();
   for (cudaEvent_t e : events_)
     cudaEventDestroy(e);
   for (cudaStream_t s : {in_, results_, out_})
@@ -58,15 +55,10 @@ cudaEvent_t StagedAllReduce::event(size_t index) {
 }
 
 void StagedAllReduce::ensureScratch(size_t bytes) {
-  if (bytes <= scratch_bytes_) return;
-  // Stream-ordered on the device's stream; the in_ stream's last use was waited for by it.
-  device_.release(acc_);
-  device_.release(part_);
-  acc_ = part_ = nullptr;
-  scratch_bytes_ = 0;
-  acc_ = device_.allocate(bytes);
-  part_ = device_.allocate(bytes);
-  scratch_bytes_ = bytes;
+  // A grow frees stream-ordered on the device's stream; the in_ stream's last use was waited
+  // for by it.
+  acc_.reserve(device_, bytes);
+  part_.reserve(device_, bytes);
 }
 
 std::byte* StagedAllReduce::peerStaging(const ShmLocation& location) {
@@ -127,7 +119,7 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
     SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&results_, cudaStreamNonBlocking));
     SYNK_CUDA_CHECK(cudaStreamCreateWithFlags(&in_, cudaStreamNonBlocking));
   }
-  ensureScratch(std::max<size_t>((chunk / static_cast<size_t>(n_) + kLine) * element, 256));
+  ensureScratch(std::max<size_t>((chunk / static_cast<size_t>(n_) + kLineBytes) * element, 256));
   // Every stream starts after everything queued on the device's stream (the buffer's producer,
   // the last call's copies in); three events per chunk, all made before the loop.
   const cudaStream_t main = device_.stream();
@@ -144,18 +136,22 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
     return std::pair{begin, std::min(chunk, args.count - begin)};
   };
 
-  // 1. Every chunk's copies out, queued at once: the device-to-host engine never waits for the
-  // host's barriers.
-  for (size_t c = 0; c < chunks; ++c) {
+  // `copy(at, bytes)` for each part of chunk c that another rank reduces (byte offsets).
+  auto forPeerParts = [&](size_t c, auto&& copy) {
     const auto [begin, len] = chunkOf(c);
     for (int p = 0; p < n_; ++p) {
       if (p == rank_) continue;
-      const auto [b, e] = owned(len, element, p, n_);
-      if (b == e) continue;
-      const size_t at = (begin + b) * element;
-      SYNK_CUDA_CHECK(
-          cudaMemcpyAsync(mine + at, source + at, (e - b) * element, cudaMemcpyDeviceToHost, out_));
+      const auto [b, e] = ownedRange(len, element, p, n_);
+      if (b < e) copy((begin + b) * element, (e - b) * element);
     }
+  };
+
+  // 1. Every chunk's copies out, queued at once: the device-to-host engine never waits for the
+  // host's barriers.
+  for (size_t c = 0; c < chunks; ++c) {
+    forPeerParts(c, [&](size_t at, size_t bytes) {
+      SYNK_CUDA_CHECK(cudaMemcpyAsync(mine + at, source + at, bytes, cudaMemcpyDeviceToHost, out_));
+    });
     SYNK_CUDA_CHECK(cudaEventRecord(staged_ev(c), out_));
   }
   // 3. This rank's part of chunk c, reduced in rank order (the shared-memory reduction's
@@ -163,21 +159,22 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
   // peer's staging.
   auto reduce = [&](size_t c) {
     const auto [begin, len] = chunkOf(c);
-    const auto [b, e] = owned(len, element, rank_, n_);
+    const auto [b, e] = ownedRange(len, element, rank_, n_);
     const size_t at = (begin + b) * element, part = (e - b) * element;
     if (part > 0) {
       for (int q = 0; q < n_; ++q) {
-        void* into = q == 0 ? acc_ : part_;
+        void* into = q == 0 ? acc_.data() : part_.data();
         if (q == rank_) {
           SYNK_CUDA_CHECK(cudaMemcpyAsync(into, source + at, part, cudaMemcpyDeviceToDevice, in_));
         } else {
           SYNK_CUDA_CHECK(cudaMemcpyAsync(into, staged[static_cast<size_t>(q)] + at, part,
                                           cudaMemcpyHostToDevice, in_));
         }
-        if (q > 0) kernels::accumulate(acc_, part_, e - b, args.dtype, args.op, in_);
+        if (q > 0) kernels::accumulate(acc_.data(), part_.data(), e - b, args.dtype, args.op, in_);
       }
-      if (args.op == ReduceOp::Avg) kernels::scale(acc_, e - b, args.dtype, 1.0 / n_, in_);
-      SYNK_CUDA_CHECK(cudaMemcpyAsync(buffer + at, acc_, part, cudaMemcpyDeviceToDevice, in_));
+      if (args.op == ReduceOp::Avg) kernels::scale(acc_.data(), e - b, args.dtype, 1.0 / n_, in_);
+      SYNK_CUDA_CHECK(
+          cudaMemcpyAsync(buffer + at, acc_.data(), part, cudaMemcpyDeviceToDevice, in_));
     }
     SYNK_CUDA_CHECK(cudaEventRecord(reduced_ev(c), in_));
     // From the buffer, not acc_ (the next chunk reuses it), on a stream of its own so the
@@ -192,15 +189,9 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
   };
   // 5. The other parts' results of chunk c, from this rank's staging.
   auto copyIn = [&](size_t c) {
-    const auto [begin, len] = chunkOf(c);
-    for (int p = 0; p < n_; ++p) {
-      if (p == rank_) continue;
-      const auto [b, e] = owned(len, element, p, n_);
-      if (b == e) continue;
-      const size_t at = (begin + b) * element;
-      SYNK_CUDA_CHECK(
-          cudaMemcpyAsync(buffer + at, mine + at, (e - b) * element, cudaMemcpyHostToDevice, in_));
-    }
+    forPeerParts(c, [&](size_t at, size_t bytes) {
+      SYNK_CUDA_CHECK(cudaMemcpyAsync(buffer + at, mine + at, bytes, cudaMemcpyHostToDevice, in_));
+    });
   };
   // The host keeps one chunk ahead: chunk c's reduction is queued before chunk c-1's results
   // are waited for, so the device always has the next chunk's work.

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "synk/core/communicator.h"
+#include "synk/core/device_buffer.h"
 #include "synk/core/shm_heap.h"
 
 namespace synk {
@@ -74,9 +75,8 @@ class StagedAllReduce {
   cudaStream_t results_ = nullptr;   // this part's results: device -> peers' staging
   cudaStream_t in_ = nullptr;        // reduction kernels and copies in
   std::vector<cudaEvent_t> events_;  // reused across calls, grown on demand
-  void* acc_ = nullptr;              // device scratch: one chunk's owned part, and a peer's
-  void* part_ = nullptr;
-  size_t scratch_bytes_ = 0;
+  DeviceBuffer acc_;                 // device scratch: one chunk's owned part, and a peer's
+  DeviceBuffer part_;
   std::set<const void*> registered_;  // peer segment bases registered with CUDA
 };
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "synk/collectives/shm/owned_range.h"
 #include "synk/core/dtype.h"
 #include "synk/core/host_kernels.h"
 #include "synk/core/reduce_op.h"
@@ -14,19 +15,6 @@ namespace synk::shm_detail {
 // A block of every input is reduced into an accumulator that stays in L1, then stored into
 // every output: each input and output byte crosses the memory bus once.
 inline constexpr size_t kBlockBytes = 4096;
-// Owned ranges start on cache-line multiples, so two ranks never write the same line.
-inline constexpr size_t kLineBytes = 64;
-
-// The elements [begin, end) that `rank` reduces: an even split of `count` elements whose
-// boundaries fall on kLineBytes multiples (relative to the buffer start).
-inline std::pair<size_t, size_t> ownedRange(size_t count, size_t elem_bytes, int rank, int n) {
-  const size_t per_line = kLineBytes / elem_bytes;
-  const size_t lines = (count + per_line - 1) / per_line;
-  const size_t first = lines * static_cast<size_t>(rank) / static_cast<size_t>(n);
-  const size_t last = lines * static_cast<size_t>(rank + 1) / static_cast<size_t>(n);
-  return {std::min(count, first * per_line), std::min(count, last * per_line)};
-}
-
 // The two-rank float all-reduce in one pass: a[i] = b[i] = (a[i] + b[i]) * scale. Reading both
 // lines brings them into cache, so the stores cost no extra read-for-ownership.
 template <bool kScale>

@@ -18,6 +18,7 @@
 
 #include "synk/harness/measure.h"
 #include "synk/synk.h"
+#include "tests/support/size_args.h"
 
 using namespace synk;
 using Clock = std::chrono::steady_clock;
@@ -31,14 +32,8 @@ struct Options {
   double scatter_bytes_per_rank = 512 << 20;
 };
 
-double parseSize(const std::string& s) {
-  double v = std::atof(s.c_str());
-  const char unit = s.empty() ? 0 : s.back();
-  if (unit == 'K' || unit == 'k') v *= 1024;
-  if (unit == 'M' || unit == 'm') v *= 1 << 20;
-  if (unit == 'G' || unit == 'g') v *= 1 << 30;
-  return v;
-}
+using test::parseSize;
+using test::parseSizeList;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -47,16 +42,7 @@ Options parse(int argc, char** argv) {
     if (key == "--ranks") o.ranks = std::atoi(value.c_str());
     if (key == "--reps") o.reps = std::atoi(value.c_str());
     if (key == "--scatter") o.scatter_bytes_per_rank = parseSize(value);
-    if (key == "--sizes") {
-      o.sizes.clear();
-      size_t at = 0;
-      while (at <= value.size()) {
-        const size_t comma = value.find(',', at);
-        if (value != "none") o.sizes.push_back(parseSize(value.substr(at, comma - at)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
-    }
+    if (key == "--sizes") o.sizes = parseSizeList(value);
   }
   return o;
 }

@@ -19,6 +19,7 @@
 
 #include "synk/harness/measure.h"
 #include "synk/synk.h"
+#include "tests/support/size_args.h"
 
 using namespace synk;
 using Clock = std::chrono::steady_clock;
@@ -31,14 +32,7 @@ struct Options {
   std::vector<double> to_master = {16 << 20, 256 << 20};
 };
 
-double parseSize(const std::string& s) {
-  double v = std::atof(s.c_str());
-  const char unit = s.empty() ? 0 : s.back();
-  if (unit == 'K' || unit == 'k') v *= 1024;
-  if (unit == 'M' || unit == 'm') v *= 1 << 20;
-  if (unit == 'G' || unit == 'g') v *= 1 << 30;
-  return v;
-}
+using test::parseSizeList;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -49,13 +43,7 @@ Options parse(int argc, char** argv) {
     } else if (key == "--reps") {
       o.reps = std::atoi(value.c_str());
     } else if (key == "--to-master") {
-      o.to_master.clear();
-      for (size_t at = 0; value != "none" && at <= value.size();) {
-        const size_t comma = value.find(',', at);
-        o.to_master.push_back(parseSize(value.substr(at, comma - at)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-      }
+      o.to_master = parseSizeList(value);
     } else {
       std::fprintf(stderr, "bench_cuda_call_path: unknown option %s\n", key.c_str());
       std::exit(2);
