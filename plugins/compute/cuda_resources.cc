@@ -19,14 +19,15 @@ void checkBlas(cublasStatus_t status, const char* what) {
 
 }  // namespace
 
-BlasHandle::BlasHandle(const sdk::Context& context, void* stream) : context_(context) {
+BlasHandle::BlasHandle(const sdk::Context& context, void* stream, size_t workspace_bytes)
+    : context_(context), workspace_bytes_(workspace_bytes) {
   cublasHandle_t handle = nullptr;
   checkBlas(cublasCreate(&handle), "cublasCreate");
   handle_ = handle;
   try {
-    workspace_ = context_.allocate(kWorkspaceBytes);
+    workspace_ = context_.allocate(workspace_bytes_);
     checkBlas(cublasSetStream(handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
-    checkBlas(cublasSetWorkspace(handle, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
+    checkBlas(cublasSetWorkspace(handle, workspace_, workspace_bytes_), "cublasSetWorkspace");
   } catch (...) {
     cublasDestroy(handle);
     if (workspace_) context_.release(workspace_);

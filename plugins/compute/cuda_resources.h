@@ -17,7 +17,10 @@ namespace synk::compute::cuda {
 class BlasHandle {
  public:
   static constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // cuBLAS' advice for Hopper
-  BlasHandle(const sdk::Context& context, void* stream);
+  // Enough for what a handle does beside cuBLASLt (gemm.h: only k = 0, a scaling of C).
+  static constexpr size_t kSmallWorkspaceBytes = size_t{1} << 20;
+  BlasHandle(const sdk::Context& context, void* stream,
+             size_t workspace_bytes = kWorkspaceBytes);
   ~BlasHandle();
   BlasHandle(const BlasHandle&) = delete;
   BlasHandle& operator=(const BlasHandle&) = delete;
@@ -27,6 +30,7 @@ class BlasHandle {
   sdk::Context context_;
   void* handle_ = nullptr;
   void* workspace_ = nullptr;
+  size_t workspace_bytes_;
 };
 
 // A non-blocking stream (it does not synchronise with the legacy default stream).

@@ -18,7 +18,8 @@ namespace {
 
 }  // namespace
 
-BlasHandle::BlasHandle(const sdk::Context& context, void*) : context_(context) {
+BlasHandle::BlasHandle(const sdk::Context& context, void*, size_t workspace_bytes)
+    : context_(context), workspace_bytes_(workspace_bytes) {
   unavailable();
 }
 BlasHandle::~BlasHandle() = default;

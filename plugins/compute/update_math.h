@@ -2,6 +2,7 @@
 // Private to plugins/compute: the per-element arithmetic of every update rule, one definition
 // for the host loop and the CUDA kernel (host and device function under nvcc).
 #include <math.h>
+#include <type_traits>
 
 #include "synk/plugins/compute/update_rules.h"
 
@@ -78,6 +79,30 @@ SYNK_COMPUTE_HOST_DEVICE inline void element(const Hyper& h, const Corrections& 
   a.param_out[i] = p;
   if (a.state_out[0]) a.state_out[0][i] = s0;
   if (a.state_out[1]) a.state_out[1][i] = s1;
+}
+
+// Calls f(std::integral_constant<Rule, r>{}) for the run-time `rule`: the one switch from a
+// rule to its compiled pass, shared by the host loop and the CUDA kernels.
+template <typename F>
+inline void withRule(Rule rule, F&& f) {
+  switch (rule) {
+    case Rule::Sgd:
+      return f(std::integral_constant<Rule, Rule::Sgd>{});
+    case Rule::Momentum:
+      return f(std::integral_constant<Rule, Rule::Momentum>{});
+    case Rule::Nesterov:
+      return f(std::integral_constant<Rule, Rule::Nesterov>{});
+    case Rule::Adagrad:
+      return f(std::integral_constant<Rule, Rule::Adagrad>{});
+    case Rule::Rmsprop:
+      return f(std::integral_constant<Rule, Rule::Rmsprop>{});
+    case Rule::Adadelta:
+      return f(std::integral_constant<Rule, Rule::Adadelta>{});
+    case Rule::Adam:
+      return f(std::integral_constant<Rule, Rule::Adam>{});
+    case Rule::Adamax:
+      return f(std::integral_constant<Rule, Rule::Adamax>{});
+  }
 }
 
 }  // namespace synk::compute::update_math

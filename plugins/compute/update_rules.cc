@@ -128,24 +128,7 @@ void applyUpdate(const Device& device, Rule rule, const Hyper& hyper, const Upda
 namespace host {
 
 void applyUpdate(Rule rule, const Hyper& hyper, const UpdateArgs& args) {
-  switch (rule) {
-    case Rule::Sgd:
-      return hostPass<Rule::Sgd>(hyper, args);
-    case Rule::Momentum:
-      return hostPass<Rule::Momentum>(hyper, args);
-    case Rule::Nesterov:
-      return hostPass<Rule::Nesterov>(hyper, args);
-    case Rule::Adagrad:
-      return hostPass<Rule::Adagrad>(hyper, args);
-    case Rule::Rmsprop:
-      return hostPass<Rule::Rmsprop>(hyper, args);
-    case Rule::Adadelta:
-      return hostPass<Rule::Adadelta>(hyper, args);
-    case Rule::Adam:
-      return hostPass<Rule::Adam>(hyper, args);
-    case Rule::Adamax:
-      return hostPass<Rule::Adamax>(hyper, args);
-  }
+  update_math::withRule(rule, [&](auto r) { hostPass<decltype(r)::value>(hyper, args); });
 }
 
 }  // namespace host

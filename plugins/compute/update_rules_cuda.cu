@@ -42,24 +42,7 @@ void launch(void* stream, const Hyper& h, const UpdateArgs& a) {
 }  // namespace
 
 void applyUpdate(void* stream, Rule rule, const Hyper& hyper, const UpdateArgs& args) {
-  switch (rule) {
-    case Rule::Sgd:
-      return launch<Rule::Sgd>(stream, hyper, args);
-    case Rule::Momentum:
-      return launch<Rule::Momentum>(stream, hyper, args);
-    case Rule::Nesterov:
-      return launch<Rule::Nesterov>(stream, hyper, args);
-    case Rule::Adagrad:
-      return launch<Rule::Adagrad>(stream, hyper, args);
-    case Rule::Rmsprop:
-      return launch<Rule::Rmsprop>(stream, hyper, args);
-    case Rule::Adadelta:
-      return launch<Rule::Adadelta>(stream, hyper, args);
-    case Rule::Adam:
-      return launch<Rule::Adam>(stream, hyper, args);
-    case Rule::Adamax:
-      return launch<Rule::Adamax>(stream, hyper, args);
-  }
+  update_math::withRule(rule, [&](auto r) { launch<decltype(r)::value>(stream, hyper, args); });
 }
 
 }  // namespace synk::compute::cuda

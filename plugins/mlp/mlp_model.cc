@@ -120,7 +120,11 @@ class Mlp {
       // Several ranks: backward on a stream of its own, so NCCL (on the rank's stream) overlaps it.
       if (context.nRanks() > 1) compute_stream_ = std::make_unique<compute::cuda::Stream>();
       void* work = compute_stream_ ? compute_stream_->get() : context.stream();
-      blas_ = std::make_unique<compute::cuda::BlasHandle>(context, work);
+      // With cuBLASLt (the default) the cuBLAS handles only scale C for k = 0: a small workspace.
+      const size_t blas_workspace = config_.gemm == GemmPath::Cublas
+                                        ? compute::cuda::BlasHandle::kWorkspaceBytes
+                                        : compute::cuda::BlasHandle::kSmallWorkspaceBytes;
+      blas_ = std::make_unique<compute::cuda::BlasHandle>(context, work, blas_workspace);
       if (config_.gemm != GemmPath::Cublas) {
         lt_ = std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
       }
@@ -130,7 +134,8 @@ class Mlp {
         // The rows exchange's block GEMMs run on a third stream, beside the deltas (compute
         // stream) and the gathers (the rank's): a cuBLAS handle and a workspace of their own.
         block_stream_ = std::make_unique<compute::cuda::Stream>();
-        block_blas_ = std::make_unique<compute::cuda::BlasHandle>(context, block_stream_->get());
+        block_blas_ = std::make_unique<compute::cuda::BlasHandle>(context, block_stream_->get(),
+                                                                  blas_workspace);
         if (lt_) {
           block_lt_ =
               std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
