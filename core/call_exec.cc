@@ -66,20 +66,24 @@ StepResult CallExecution::run() {
   for (const Shape& shape : acc_shapes_)
     mine.putVector(shape);
   offerInlineOutputs(mine, status.ok());
-  PhaseScope agreeing(Phase::Agree);
-  ExchangeResult all = exchange(rank_.barrier(), waiter_, status.ok(), mine);
-  if (all.all_ok) {
-    status = agree(all);
-    if (status.ok()) {
-      PhaseScope finishing(Phase::Finish);
-      applyUpdates();
-      reduceOutputs();
-    }
+  bool all_ok = false;
+  {
+    PhaseScope agreeing(Phase::Agree);
+    ExchangeResult all = exchange(rank_.barrier(), waiter_, status.ok(), mine);
+    all_ok = all.all_ok;
+    if (all_ok) status = agree(all);
+  }
+  if (all_ok && status.ok()) {
+    PhaseScope finishing(Phase::Finish);
+    applyUpdates();
+    reduceOutputs();
   }
   // Copies out of host memory may still be queued, on failure paths too: finish them before the
   // step ends, or the master could overwrite a Data (or the next call its staging rows) before
   // the device has read them.
   if (host_reads_pending_) device_.synchronize(waiter_);
+  // Step times: the span of the plugin's work on the device, once it is done.
+  if (stepTimesOn()) currentStepTimes().device_ns = device_.workSpanNs(waiter_);
   return std::move(result_);
 }
 
@@ -186,7 +190,9 @@ void CallExecution::runSlice(const RowRange& local) {
   {
     PhaseScope phase(Phase::Plugin);
     InCallCollectives::Scope collectives(collectives_, waiter_);
+    if (stepTimesOn()) device_.markWork(true);
     model_.instance->call(frame);
+    if (stepTimesOn()) device_.markWork(false);
   }
   // The plugin bridge reports a missing output first; this holds for any ModelInstance.
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "synk/core/phase_clock.h"
+
 namespace synk {
 
 inline constexpr int kMaxRanks = 64;
@@ -54,6 +56,10 @@ struct alignas(64) RankSlot {
   // master skips a collective's shape exchange while no rank's count moved (session_core.h).
   uint64_t shape_generation;
   char message[kMessageBytes];
+  // The last step's phase times (ForkOptions::step_times: core/phase_clock.h), written after its
+  // CommandEnd; times_epoch, that step's CommandStart epoch, is stored last (release).
+  StepTimes times;
+  std::atomic<uint64_t> times_epoch;
   // Small payloads published at a barrier, indexed by epoch parity.
   alignas(64) std::byte exchange[2][kExchangeBytes];
 };

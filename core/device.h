@@ -78,6 +78,13 @@ class Device {
   // and a memcpy, at a sixth of it), and which the Array returns to the pool when dropped.
   virtual Array resultArray(DType dtype, Shape shape) { return Array(dtype, std::move(shape)); }
 
+  // Step times (ForkOptions::step_times, core/phase_clock.h): marks on the device's stream around
+  // a call's plugin work (the first start and the last end count), and the span between them in
+  // nanoseconds once that work is done (polling `waiter`), which clears the marks; -1 without
+  // both marks. The host device keeps none: its plugin's time is the host's.
+  virtual void markWork(bool /*start*/) {}
+  virtual int64_t workSpanNs(Waiter& /*waiter*/) { return -1; }
+
   virtual DeviceHandles handles() const = 0;
   // True after the backend aborted: queued work may never finish, so nothing may wait for it
   // (plugin instances are then not destroyed: their teardown could wait on the GPU).

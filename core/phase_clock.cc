@@ -10,6 +10,8 @@ namespace synk {
 namespace phase_detail {
 
 bool g_on = false;
+bool g_steps = false;
+StepTimes g_step;
 
 namespace {
 struct Totals {
@@ -21,19 +23,23 @@ Totals g_totals;
 
 void add(Phase phase, std::chrono::steady_clock::duration elapsed) noexcept {
   const auto i = static_cast<size_t>(phase);
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  if (g_steps) g_step.ns[i] += ns;
+  if (!g_on) return;
   ++g_totals.count[i];
-  g_totals.nanos[i] += std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  g_totals.nanos[i] += ns;
 }
 
 }  // namespace phase_detail
 
-void initPhaseClock() {
+void initPhaseClock(bool step_times) {
   const char* value = std::getenv("SYNK_PHASES");
   phase_detail::g_on = value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+  phase_detail::g_steps = step_times;
 }
 
 void reportPhases() noexcept {
-  if (!phaseClockOn()) return;
+  if (!phase_detail::g_on) return;
   static constexpr const char* kNames[] = {"step start",  "handler", "inputs", "plugin",
                                            "output copy", "agree",   "finish", "device wait",
                                            "collective",  "step end"};

@@ -1,10 +1,11 @@
 #pragma once
 // Internal: opt-in accounting of where a rank's steps spend their time. With SYNK_PHASES=1 in the
 // environment each rank counts and times every phase below, and logs one line per phase with its
-// count and mean when the session's resources are released (close, or a worker's exit). Off (the
-// default) a phase costs one predictable branch and a clock read is never made. For finding what
-// a call costs on the host (the command round trip, issuing device work, waiting for it), not for
-// measuring a program: synk-bench and synk-micro do that.
+// count and mean when the session's resources are released (close, or a worker's exit). With
+// ForkOptions::step_times each rank also keeps the phases of the step it runs, which the step
+// runner publishes after the step for Session::lastStepTimes. Off (the default) a phase costs
+// one predictable branch and a clock read is never made.
+#include <array>
 #include <chrono>
 #include <cstdint>
 
@@ -24,16 +25,36 @@ enum class Phase : int {
   kCount
 };
 
+// One step's phases on one rank, in nanoseconds; device_ns: the span of the call's plugin work on
+// the device (-1: none measured, as on the host device).
+struct StepTimes {
+  std::array<int64_t, static_cast<size_t>(Phase::kCount)> ns{};
+  int64_t device_ns = -1;
+};
+
 namespace phase_detail {
-extern bool g_on;  // read once, before the ranks fork
+extern bool g_on;     // SYNK_PHASES: read once, before the ranks fork
+extern bool g_steps;  // ForkOptions::step_times: set once, before the ranks fork
+extern StepTimes g_step;
 void add(Phase phase, std::chrono::steady_clock::duration elapsed) noexcept;
 }  // namespace phase_detail
 
 inline bool phaseClockOn() {
-  return phase_detail::g_on;
+  return phase_detail::g_on || phase_detail::g_steps;
 }
-// Reads SYNK_PHASES; called once by fork() before any rank starts.
-void initPhaseClock();
+inline bool stepTimesOn() {
+  return phase_detail::g_steps;
+}
+// Reads SYNK_PHASES and takes the session's step_times; called once by fork() before any rank
+// starts.
+void initPhaseClock(bool step_times);
+// The step this rank runs now: zeroed when a step starts (StepRunner).
+inline StepTimes& currentStepTimes() {
+  return phase_detail::g_step;
+}
+inline void beginStepTimes() {
+  phase_detail::g_step = StepTimes{};
+}
 // Logs this rank's phases (if on and any was counted) and clears them.
 void reportPhases() noexcept;
 

@@ -62,7 +62,7 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
     // CUDA driver's) stay locked there forever.
     throw UsageError("fork: call it from the process's main thread, before starting threads");
   }
-  initPhaseClock();
+  initPhaseClock(requested.step_times);
   ForkOptions options = requested;
   BackendFactory* factory = registry.find(options.backend);
   if (!factory) {
@@ -170,6 +170,9 @@ void Session::barrier() {
 
 void Session::synchronize() {
   core().synchronizeStep();
+}
+std::vector<RankStepTimes> Session::lastStepTimes() {
+  return core().lastStepTimes();
 }
 void Session::close() {
   if (core_) core_->close();

@@ -58,6 +58,29 @@ struct ForkOptions {
   // many), so spinning ranks never share a core, as MPI binds its ranks. Off by default: the
   // master's thread is pinned too, and threads the program starts later inherit that.
   bool bind_cpus = false;
+  // Every rank times each step by phase, and the master can read the last step's times
+  // (Session::lastStepTimes): where a step's time goes, rank by rank. Off: nothing is timed.
+  bool step_times = false;
+};
+
+// One rank's time in the last step, by phase, in nanoseconds (ForkOptions::step_times). The
+// phases follow one another on the host, except device_ns: the span of the call's plugin work on
+// the rank's device (first work issued to last finished; -1 on the host device, where plugin_ns
+// is the work itself, and in steps that run no plugin).
+struct RankStepTimes {
+  int rank = 0;
+  int64_t start_ns = 0;        // master: waiting for every rank to take the step
+  int64_t inputs_ns = 0;       // the call's inputs onto the device
+  int64_t plugin_ns = 0;       // the plugin's function issuing (on the host device: doing) it
+  int64_t device_ns = -1;      // the plugin's work on the device
+  int64_t output_copy_ns = 0;  // small outputs copied out and waited for (the wait is in
+                               // device_wait_ns too)
+  int64_t agree_ns = 0;        // the agreement exchange: waiting for the slowest rank
+  int64_t finish_ns = 0;       // updates applied, outputs reduced onto the master
+  int64_t device_wait_ns = 0;  // other waits for the device
+  int64_t collective_ns = 0;   // a collective step's collective
+  int64_t end_ns = 0;          // waiting for every rank at the step's end
+  int64_t step_ns = 0;         // the step's handler, whole (start and end waits excluded)
 };
 
 struct DataOptions {
@@ -328,6 +351,11 @@ class Session {
   // variables later, so no call needs this for correctness); this is what a caller timing them,
   // or handing a rank's memory to something outside synk, waits with. Nothing on cpu ranks.
   void synchronize();
+  // With ForkOptions::step_times: every rank's time in the last step that every rank ended (a
+  // call, a collective, a barrier; not a posted all_reduce), by phase (RankStepTimes), rank
+  // order. Where a step's time goes rank by rank: its own work, the runtime's path, the device,
+  // and waiting for the slowest rank. Empty before the first step; UsageError without the option.
+  std::vector<RankStepTimes> lastStepTimes();
   // Ends the workers and removes every shared-memory segment. Also runs at exit.
   void close();
 

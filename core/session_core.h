@@ -78,6 +78,8 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   void barrierStep();
   // One step in which every rank waits for its device (Session::synchronize).
   void synchronizeStep();
+  // Every rank's times in the last step (ForkOptions::step_times; Session::lastStepTimes).
+  std::vector<RankStepTimes> lastStepTimes();
 
   // ---- models, functions, variables (models.cc); every lookup raises once the session closed
   Model load(const std::string& path, const ModelOptions& options);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <iterator>
+#include <thread>
 
 #include "synk/core/data_store.h"
 #include "synk/core/error.h"
@@ -99,6 +100,7 @@ StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::
   const bool posted = writeCommand(opcode, payload, start_epoch % 2, post);
   Waiter waiter = group_->commandWaiter(what);
   StepResult result;
+  if (stepTimesOn()) beginStepTimes();
   try {
     {
       PhaseScope phase(Phase::StepStart);
@@ -127,6 +129,10 @@ StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::
     {
       PhaseScope phase(Phase::StepEnd);
       group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    }
+    if (stepTimesOn()) {
+      publishStepTimes(start_epoch);
+      timed_epoch_ = start_epoch;
     }
     posted_.clear();  // every rank passed this step's start: the posted ones are behind them
     shapes_.noteStep(group_->control(), group_->size());
@@ -162,6 +168,7 @@ void StepRunner::serve() {
     ByteReader payload = readCommand(opcode, epoch % 2, posted);
     if (opcode == Opcode::Quit) return;
     Waiter waiter = group_->commandWaiter(stepName(opcode));
+    if (stepTimesOn()) beginStepTimes();
     Status status;
     {
       PhaseScope phase(Phase::Handler);
@@ -176,9 +183,40 @@ void StepRunner::serve() {
       continue;
     }
     writeStatus(status);
-    PhaseScope phase(Phase::StepEnd);
-    group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    {
+      PhaseScope phase(Phase::StepEnd);
+      group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    }
+    if (stepTimesOn()) publishStepTimes(epoch);
   }
+}
+
+void StepRunner::publishStepTimes(uint64_t start_epoch) {
+  RankSlot& slot = group_->control().slot(group_->rank());
+  slot.times = currentStepTimes();
+  slot.times_epoch.store(start_epoch, std::memory_order_release);
+}
+
+std::vector<StepTimes> StepRunner::lastStepTimes(std::chrono::milliseconds timeout) {
+  std::vector<StepTimes> out;
+  if (timed_epoch_ == 0) return out;
+  ControlBlock& cb = group_->control();
+  Waiter waiter = group_->commandWaiter("reading the last step's times");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int r = 0; r < group_->size(); ++r) {
+    // A rank publishes right after passing the step's end, which the master passed too: a wait
+    // of microseconds, bounded all the same (a rank stopped there is reported, not waited for).
+    while (cb.slot(r).times_epoch.load(std::memory_order_acquire) < timed_epoch_) {
+      waiter.check();
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw Timeout(str("rank ", r, " did not publish the last step's times within ",
+                          timeout.count(), " ms"));
+      }
+      std::this_thread::yield();
+    }
+    out.push_back(cb.slot(r).times);
+  }
+  return out;
 }
 
 void StepRunner::quit() {

@@ -6,6 +6,7 @@
 // return what the master's caller gets (reduced outputs, gathered values): the runner hands the
 // master's result back from run().
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "synk/core/array.h"
 #include "synk/core/byte_io.h"
 #include "synk/core/command.h"
+#include "synk/core/phase_clock.h"
 #include "synk/core/shm_segment.h"
 
 namespace synk {
@@ -71,11 +73,17 @@ class StepRunner {
   void serve();
   // Master: tells the workers to quit (they leave without a status).
   void quit();
+  // Master, with ForkOptions::step_times: every rank's times in the last step that ended with
+  // every rank (a posted step publishes none), waiting until each rank has published them
+  // (right after that step's end) and throwing Timeout past `timeout`; empty if no step has.
+  std::vector<StepTimes> lastStepTimes(std::chrono::milliseconds timeout);
 
  private:
   // Into the control block's half `half`; returns whether the step is posted (post, and the
   // payload fits the control block).
   bool writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post);
+  // After a step's CommandEnd: this rank's times of the step that started at `start_epoch`.
+  void publishStepTimes(uint64_t start_epoch);
   ByteReader readCommand(Opcode& opcode, size_t half, bool& posted);
   StepResult execute(Opcode opcode, ByteReader& payload, Waiter& waiter);
   void writeStatus(const Status& status);
@@ -95,6 +103,7 @@ class StepRunner {
   // Master: the last posted step, until a later step completes (every rank then started it, so
   // every rank had finished the posted one).
   std::string posted_;
+  uint64_t timed_epoch_ = 0;  // master: the last step whose times every rank publishes
 };
 
 // The name of a step in messages, built once per opcode (a step must not pay for formatting).

@@ -93,6 +93,9 @@ CudaDevice::~CudaDevice() {
 }
 
 void CudaDevice::destroyHandles() noexcept {
+  for (cudaEvent_t event : {work_start_, work_end_})
+    if (event != nullptr) cudaEventDestroy(event);
+  work_start_ = work_end_ = nullptr;
   if (blas_ != nullptr) cublasDestroy(blas_);
   blas_ = nullptr;
   // Returns at once even with work queued; the stream is released when that work is done.
@@ -245,6 +248,28 @@ void CudaDevice::synchronize(Waiter& waiter) {
     throw;
   }
   bounce_.complete();
+}
+
+void CudaDevice::markWork(bool start) {
+  if (start && work_started_) return;  // the first start of a call counts
+  cudaEvent_t& event = start ? work_start_ : work_end_;
+  if (event == nullptr) SYNK_CUDA_CHECK(cudaEventCreate(&event));
+  SYNK_CUDA_CHECK(cudaEventRecord(event, stream_));
+  (start ? work_started_ : work_ended_) = true;
+}
+
+int64_t CudaDevice::workSpanNs(Waiter& waiter) {
+  if (!work_started_ || !work_ended_) return -1;
+  work_started_ = work_ended_ = false;
+  pollUntil(waiter, rank_, wait_what_.c_str(), [this] {
+    const cudaError_t state = cudaEventQuery(work_end_);
+    if (state == cudaErrorNotReady) return false;
+    SYNK_CUDA_CHECK(state);
+    return true;
+  });
+  float ms = 0;
+  SYNK_CUDA_CHECK(cudaEventElapsedTime(&ms, work_start_, work_end_));
+  return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
 }
 
 void CudaDevice::accumulate(void* acc, const void* x, size_t count, DType dtype, ReduceOp op) {

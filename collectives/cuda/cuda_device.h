@@ -65,6 +65,9 @@ class CudaDevice final : public Device, public NcclDevice {
   Array resultArray(DType dtype, Shape shape) override;
 
   DeviceHandles handles() const override { return {stream_, blas_, comm_}; }
+  // CUDA events with timing, recorded on the stream.
+  void markWork(bool start) override;
+  int64_t workSpanNs(Waiter& waiter) override;
 
   // NcclDevice: the stream, binding, a non-waiting look at the stream, and the communicators
   // whose asynchronous errors synchronize() polls (not owned; `collectives` is also handed to
@@ -108,6 +111,10 @@ class CudaDevice final : public Device, public NcclDevice {
   void* row_index_ = nullptr;  // device copy of gatherRows' row list, grown on demand
   size_t row_index_bytes_ = 0;
   bool aborted_ = false;
+  cudaEvent_t work_start_ = nullptr;  // step times: made on first use
+  cudaEvent_t work_end_ = nullptr;
+  bool work_started_ = false;
+  bool work_ended_ = false;
   static constexpr uint32_t kNcclCheckEvery = 16;
   uint32_t busy_polls_ = 0;  // streamIdle's polls of a busy stream, for kNcclCheckEvery
 };

@@ -89,6 +89,11 @@ class Testkit {
         .input("who", DType::Int32, 0)
         .output("z", DType::Float32, 0);
     spec.function("noop").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
+    spec.function("slow_on_rank")  // rank `who` works `ms` milliseconds (a straggler)
+        .input("x", DType::Float32, 2)
+        .input("who", DType::Int32, 0)
+        .input("ms", DType::Int32, 0)
+        .output("z", DType::Float32, 0);
     auto& fill = spec.function("fill_ranked");
     for (const auto& [name, dtype] : typedVariables())
       fill.update(name);
@@ -132,6 +137,12 @@ class Testkit {
     if (name == "fail_on_rank") return failOnRank(call);
     if (name == "die_on_rank") return dieOnRank(call);
     if (name == "hang_on_rank") return hangOnRank(call);
+    if (name == "slow_on_rank") {
+      if (context_.rank() == who(call)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(fetch<int32_t>(call.input(2)).at(0)));
+      }
+      return emit<float>(call, 0, {}, {1.0f});
+    }
     if (name == "noop") {  // 0.0f: all bits zero
       const sdk::Tensor z = call.output(0, {});
       return testkit::zero(context_, z.data(), z.bytes());
