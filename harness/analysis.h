@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "synk/harness/config.h"
+#include "synk/harness/records.h"
 #include "synk/harness/stats.h"
-#include "synk/harness/store.h"
 
 namespace synk::harness {
 

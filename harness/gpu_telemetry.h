@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "synk/harness/store.h"
+#include "synk/harness/records.h"
 
 namespace synk::harness {
 

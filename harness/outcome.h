@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "synk/harness/store.h"
+#include "synk/harness/records.h"
 
 namespace synk::harness {
 
