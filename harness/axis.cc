@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "synk/harness/errors.h"
+#include "synk/harness/strings.h"
 
 namespace synk::harness {
 namespace {
@@ -70,13 +71,6 @@ void expandRange(std::string_view item, std::vector<int64_t>& out, std::string_v
 }
 
 }  // namespace
-
-std::string_view trim(std::string_view text) {
-  const char* space = " \t\r\n";
-  const size_t begin = text.find_first_not_of(space);
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(space) - begin + 1);
-}
 
 std::vector<std::string_view> splitOn(std::string_view text, char separator) {
   std::vector<std::string_view> parts;

@@ -34,7 +34,6 @@ int64_t parseCount(std::string_view text);
 // "cpu, cuda" -> {"cpu", "cuda"}: trimmed, no empty item, no duplicate.
 std::vector<std::string> parseNameList(std::string_view text);
 
-std::string_view trim(std::string_view text);
 std::vector<std::string_view> splitOn(std::string_view text, char separator);
 
 }  // namespace synk::harness

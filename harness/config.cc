@@ -10,6 +10,7 @@
 #include "synk/harness/axis.h"
 #include "synk/harness/config_file.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/strings.h"
 
 namespace synk::harness {
 

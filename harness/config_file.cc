@@ -5,8 +5,8 @@
 #include <boost/program_options/parsers.hpp>
 #include <sstream>
 
-#include "synk/harness/axis.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/strings.h"
 
 namespace synk::harness {
 namespace {

@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "synk/collectives/registry.h"
-#include "synk/harness/axis.h"
 #include "synk/harness/hash.h"
+#include "synk/harness/strings.h"
 
 extern char** environ;
 // NCCL's version call (a constant, no CUDA involved), present when the build links NCCL.

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "synk/harness/axis.h"
 #include "synk/harness/errors.h"
+#include "synk/harness/strings.h"
 
 namespace synk::harness::sql {
 
