@@ -5,7 +5,7 @@
 
 #include "synk/harness/errors.h"
 #include "synk/harness/hash.h"
-#include "synk/harness/stats.h"
+#include "synk/harness/rng.h"
 
 namespace synk::harness {
 namespace {

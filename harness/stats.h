@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "synk/harness/rng.h"
+
 namespace synk::harness {
 
 // Median (the mean of the middle two for an even count); 0 for no samples.
@@ -25,21 +27,6 @@ struct Summary {
   double stdev = 0;  // sample standard deviation (n - 1); 0 for n < 2
 };
 Summary summarize(const std::vector<double>& samples);
-
-// A small deterministic generator (SplitMix64): the same seed gives the same stream on every
-// platform, unlike std::uniform_int_distribution, so reported intervals are reproducible.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next();
-  // Uniform in [0, n), without modulo bias; n > 0.
-  uint64_t below(uint64_t n);
-  // Uniform in [0, 1).
-  double uniform();
-
- private:
-  uint64_t state_;
-};
 
 struct Interval {
   double low = 0, high = 0;
