@@ -256,4 +256,51 @@ void installStopHandlers(StopWord* stop) {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+std::optional<std::string> captureOutput(const std::vector<std::string>& argv,
+                                         std::chrono::milliseconds deadline) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  bool finished = false;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd watch{fds[0], POLLIN, 0};
+    if (poll(&watch, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) {
+      finished = true;
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (!finished) kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!finished || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return out;
+}
+
 }  // namespace synk::harness

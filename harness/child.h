@@ -14,7 +14,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace synk::harness {
 
@@ -84,5 +86,10 @@ void installStopHandlers(StopWord* stop);
 // would exit 130 and leave the run "running") nor reaches a handler whose stop word went with
 // the sweep. Nothing is forked after this.
 void ignoreStopSignals();
+
+// Runs argv with a deadline and returns its standard output; nullopt if it could not be run, did
+// not finish in time (it is killed) or failed.
+std::optional<std::string> captureOutput(const std::vector<std::string>& argv,
+                                         std::chrono::milliseconds deadline);
 
 }  // namespace synk::harness

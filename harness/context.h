@@ -62,9 +62,4 @@ std::optional<bool> processAlive(const ProcessIdentity& who);
 // SYNK_*, NCCL_*, CUDA_*, OMP_* variables: what steers a measurement from outside the config.
 std::map<std::string, std::string> relevantEnvironment();
 
-// Runs argv with a deadline and returns its standard output; nullopt if it could not be run, did
-// not finish in time (it is killed) or failed.
-std::optional<std::string> captureOutput(const std::vector<std::string>& argv,
-                                         std::chrono::milliseconds deadline);
-
 }  // namespace synk::harness

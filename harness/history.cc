@@ -6,6 +6,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "synk/harness/child.h"
 #include "synk/harness/compare.h"
 #include "synk/harness/context.h"
 #include "synk/harness/errors.h"
