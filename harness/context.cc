@@ -18,6 +18,7 @@
 #include "synk/collectives/registry.h"
 #include "synk/harness/child.h"
 #include "synk/harness/hash.h"
+#include "synk/harness/machine_load.h"
 #include "synk/harness/strings.h"
 
 extern char** environ;
@@ -239,6 +240,33 @@ std::map<std::string, std::string> relevantEnvironment() {
     }
   }
   return out;
+}
+
+RunRecord contextRecord(const MachineContext& m) {
+  RunRecord run;
+  const SourceState source = sourceState();
+  run.commit = source.commit;
+  run.dirty = source.dirty;
+  run.build_type = m.build_type;
+  run.host = m.host;
+  run.cpu_model = m.cpu_model;
+  run.cpu_cores = m.cpu_threads;
+  run.memory_bytes = m.memory_bytes;
+  run.gpu_model = m.gpu_model;
+  run.gpu_count = m.gpu_count;
+  run.gpu_topology = m.gpu_topology;
+  run.driver_version = m.driver_version;
+  run.cuda_version = m.cuda_version;
+  run.nccl_version = m.nccl_version;
+  run.machine_key = m.machineKey();
+  run.started_at = isoNow();
+  const ProcessIdentity me = selfIdentity();
+  run.process_id = me.pid;
+  run.boot_id = me.boot_id;
+  run.process_start = me.start;
+  run.env = relevantEnvironment();
+  run.conditions = loadConditions(m.usable_cpus);
+  return run;
 }
 
 }  // namespace synk::harness

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "synk/harness/plan.h"
+#include "synk/harness/records.h"
 
 namespace synk::harness {
 
@@ -61,5 +62,9 @@ std::optional<bool> processAlive(const ProcessIdentity& who);
 
 // SYNK_*, NCCL_*, CUDA_*, OMP_* variables: what steers a measurement from outside the config.
 std::map<std::string, std::string> relevantEnvironment();
+
+// A run record with this machine, this build's commit, this process and the time filled in; the
+// caller adds what was run (experiment, kind, tag, config, command line).
+RunRecord contextRecord(const MachineContext& machine);
 
 }  // namespace synk::harness

@@ -6,7 +6,6 @@
 #include "synk/harness/context.h"
 #include "synk/harness/errors.h"
 #include "synk/harness/hash.h"
-#include "synk/harness/sweep.h"
 
 namespace synk::harness {
 namespace {

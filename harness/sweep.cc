@@ -27,33 +27,6 @@ std::string SweepSummary::describe() const {
   return out + " (of " + std::to_string(ok + wrong + failed + skipped + not_run) + " points)";
 }
 
-RunRecord contextRecord(const MachineContext& m) {
-  RunRecord run;
-  const SourceState source = sourceState();
-  run.commit = source.commit;
-  run.dirty = source.dirty;
-  run.build_type = m.build_type;
-  run.host = m.host;
-  run.cpu_model = m.cpu_model;
-  run.cpu_cores = m.cpu_threads;
-  run.memory_bytes = m.memory_bytes;
-  run.gpu_model = m.gpu_model;
-  run.gpu_count = m.gpu_count;
-  run.gpu_topology = m.gpu_topology;
-  run.driver_version = m.driver_version;
-  run.cuda_version = m.cuda_version;
-  run.nccl_version = m.nccl_version;
-  run.machine_key = m.machineKey();
-  run.started_at = isoNow();
-  const ProcessIdentity me = selfIdentity();
-  run.process_id = me.pid;
-  run.boot_id = me.boot_id;
-  run.process_start = me.start;
-  run.env = relevantEnvironment();
-  run.conditions = loadConditions(m.usable_cpus);
-  return run;
-}
-
 namespace {
 
 RunRecord runRecord(const Experiment& e, const MachineContext& m, const SweepOptions& options) {

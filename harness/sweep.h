@@ -31,10 +31,6 @@ struct SweepSummary {
   std::string describe() const;
 };
 
-// A run record with this machine, this build's commit, this process and the time filled in; the
-// caller adds what was run (experiment, kind, tag, config, command line).
-RunRecord contextRecord(const MachineContext& machine);
-
 // Checks, before anything is stored, that a train experiment's plugin loads with its options and
 // declares its step's functions, variables and inputs as configured (in a child process, on one
 // CPU rank). Throws BadInput naming what is wrong.
