@@ -9,6 +9,7 @@
 #include "synk/core/device_buffer.h"
 #include "synk/core/error.h"
 #include "synk/core/heap_buffer.h"
+#include "synk/harness/measure.h"
 
 namespace synk::harness {
 namespace {
@@ -263,24 +264,6 @@ class Bench {
 
 int timesPerRank(const CollectiveParams& params) {
   return params.back_to_back ? 1 : params.iterations;
-}
-
-int64_t CollectiveShape::bytes() const {
-  return static_cast<int64_t>(total * element_bytes);
-}
-
-CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks, DType dtype) {
-  CollectiveShape s;
-  s.element_bytes = dtypeSize(dtype);
-  const size_t b = static_cast<size_t>(std::max<int64_t>(0, bytes));
-  if (op == "all_gather" || op == "gather" || op == "scatter") {
-    const size_t per_rank = b / static_cast<size_t>(ranks) / 16 * 16;
-    s.part = per_rank / s.element_bytes;
-    s.total = s.part * static_cast<size_t>(ranks);
-  } else {
-    s.total = s.part = b / s.element_bytes;
-  }
-  return s;
 }
 
 bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times, int64_t& wrong,

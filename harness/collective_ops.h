@@ -23,17 +23,6 @@
 
 namespace synk::harness {
 
-// Elements each rank sends and receives for nccl-tests' `size` (bytes): the whole buffer for
-// all_reduce, broadcast and reduce; for gathers and scatter a per-rank part of size / ranks,
-// rounded down to a multiple of 16 bytes.
-struct CollectiveShape {
-  size_t part = 0;   // elements per rank: the `count` column
-  size_t total = 0;  // elements of the whole buffer
-  int64_t bytes() const;
-  size_t element_bytes = 0;
-};
-CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks, DType dtype);
-
 struct CollectiveParams {
   std::string op;
   DType dtype = DType::Float32;

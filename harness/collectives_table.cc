@@ -4,7 +4,6 @@
 #include <set>
 
 #include "synk/core/dtype.h"
-#include "synk/harness/collective_ops.h"
 #include "synk/harness/measure.h"
 #include "synk/harness/text_table.h"
 

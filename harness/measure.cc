@@ -1,5 +1,6 @@
 #include "synk/harness/measure.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -41,6 +42,24 @@ std::string formatBytes(double bytes) {
   std::snprintf(buf, sizeof buf, bytes == std::floor(bytes) ? "%.0f %s" : "%.1f %s", bytes,
                 units[unit]);
   return buf;
+}
+
+int64_t CollectiveShape::bytes() const {
+  return static_cast<int64_t>(total * element_bytes);
+}
+
+CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks, DType dtype) {
+  CollectiveShape s;
+  s.element_bytes = dtypeSize(dtype);
+  const size_t b = static_cast<size_t>(std::max<int64_t>(0, bytes));
+  if (op == "all_gather" || op == "gather" || op == "scatter") {
+    const size_t per_rank = b / static_cast<size_t>(ranks) / 16 * 16;
+    s.part = per_rank / s.element_bytes;
+    s.total = s.part * static_cast<size_t>(ranks);
+  } else {
+    s.total = s.part = b / s.element_bytes;
+  }
+  return s;
 }
 
 }  // namespace synk::harness

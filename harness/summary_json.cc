@@ -1,7 +1,7 @@
 #include "synk/harness/summary_json.h"
 
-#include "synk/harness/collective_ops.h"
 #include "synk/harness/collectives_table.h"
+#include "synk/harness/measure.h"
 
 namespace synk::harness {
 namespace {
