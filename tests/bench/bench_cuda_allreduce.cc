@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "synk/harness/measure.h"
+#include "synk/harness/stats/measure.h"
 #include "synk/synk.h"
 #include "tests/support/size_args.h"
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "synk/harness/measure.h"
+#include "synk/harness/stats/measure.h"
 #include "synk/synk.h"
 #include "synk/training/datasets.h"
 

@@ -1,7 +1,7 @@
 // harness/analysis.h: per-point summaries and speedups from records, computed by hand.
 #include <catch2/catch.hpp>
 
-#include "synk/harness/analysis.h"
+#include "synk/harness/analysis/analysis.h"
 
 using namespace synk::harness;
 

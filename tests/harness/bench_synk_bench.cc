@@ -28,15 +28,15 @@
 #include <thread>
 #include <vector>
 
-#include "synk/harness/child.h"
-#include "synk/harness/config.h"
-#include "synk/harness/gpu_telemetry.h"
-#include "synk/harness/inputs.h"
-#include "synk/harness/report_html.h"
-#include "synk/harness/runner.h"
-#include "synk/harness/site.h"
-#include "synk/harness/stats.h"
-#include "synk/harness/store.h"
+#include "synk/harness/base/child.h"
+#include "synk/harness/config/config.h"
+#include "synk/harness/report/report_html.h"
+#include "synk/harness/report/site.h"
+#include "synk/harness/run/gpu_telemetry.h"
+#include "synk/harness/run/inputs.h"
+#include "synk/harness/run/runner.h"
+#include "synk/harness/stats/stats.h"
+#include "synk/harness/store/store.h"
 #include "synk/synk.h"
 
 using namespace synk;

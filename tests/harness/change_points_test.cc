@@ -1,6 +1,6 @@
 // synk-bench history's change points: binary segmentation with Student's t on logs (p < 0.001,
 // shift >= 5 %, at least 3 runs a segment) over synthetic histories whose steps are known.
-#include "synk/harness/change_points.h"
+#include "synk/harness/stats/change_points.h"
 
 #include <catch2/catch.hpp>
 

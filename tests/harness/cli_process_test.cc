@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "synk/core/shm_segment.h"
-#include "synk/harness/store.h"
+#include "synk/harness/store/store.h"
 #include "tests/harness/temp_dir.h"
 
 using namespace synk::harness;

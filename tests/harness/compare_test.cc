@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "synk/harness/cli.h"
-#include "synk/harness/compare.h"
-#include "synk/harness/compare_report.h"
-#include "synk/harness/errors.h"
+#include "synk/harness/analysis/compare.h"
+#include "synk/harness/base/errors.h"
+#include "synk/harness/cli/cli.h"
+#include "synk/harness/report/compare_report.h"
 #include "tests/harness/noise.h"
 #include "tests/harness/synthetic_store.h"
 #include "tests/harness/temp_dir.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "synk/harness/config.h"
-#include "synk/harness/errors.h"
+#include "synk/harness/base/errors.h"
+#include "synk/harness/config/config.h"
 
 namespace synk::harness::test {
 

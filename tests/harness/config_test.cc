@@ -3,10 +3,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "synk/harness/axis.h"
-#include "synk/harness/config.h"
-#include "synk/harness/errors.h"
-#include "synk/harness/stats.h"
+#include "synk/harness/base/errors.h"
+#include "synk/harness/config/axis.h"
+#include "synk/harness/config/config.h"
+#include "synk/harness/stats/stats.h"
 #include "tests/harness/config_fuzz_target.h"
 
 using namespace synk::harness;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include "synk/harness/gpu_telemetry.h"
+#include "synk/harness/run/gpu_telemetry.h"
 
 using namespace synk::harness;
 

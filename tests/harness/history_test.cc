@@ -2,8 +2,8 @@
 // a step began, ordering by git's order or (without it) by time, dirty trees, point selection.
 #include <catch2/catch.hpp>
 
-#include "synk/harness/errors.h"
-#include "synk/harness/history.h"
+#include "synk/harness/analysis/history.h"
+#include "synk/harness/base/errors.h"
 #include "tests/harness/noise.h"
 #include "tests/harness/synthetic_store.h"
 #include "tests/harness/temp_dir.h"

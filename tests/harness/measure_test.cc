@@ -3,7 +3,7 @@
 // and bootstrap intervals, are stats.h's: tests/harness/stats_test.cc.)
 #include <catch2/catch.hpp>
 
-#include "synk/harness/measure.h"
+#include "synk/harness/stats/measure.h"
 
 using namespace synk::harness;
 

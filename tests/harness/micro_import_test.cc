@@ -1,7 +1,7 @@
 // Google Benchmark JSON into one value per repetition: a recorded synk-micro output
 // (data/synk_micro_cpu.json, trimmed), the format's variants, bad files, and synk-micro's own
 // output when it is built.
-#include "synk/harness/micro_import.h"
+#include "synk/harness/sweep/micro_import.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,14 +1,14 @@
 // harness/micro_store.h: Google Benchmark results stored as a run that compare and history read
 // like any other: exact repetition values, stable comparability keys, several files as one run,
 // and the refusals (another host, files that measured different things).
-#include "synk/harness/micro_store.h"
+#include "synk/harness/sweep/micro_store.h"
 
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include "synk/harness/compare.h"
-#include "synk/harness/errors.h"
+#include "synk/harness/analysis/compare.h"
+#include "synk/harness/base/errors.h"
 #include "tests/harness/temp_dir.h"
 
 using namespace synk::harness;

@@ -2,8 +2,8 @@
 // a loaded run carries into its reports.
 #include <catch2/catch.hpp>
 
-#include "synk/harness/machine_load.h"
-#include "synk/harness/noise.h"
+#include "synk/harness/base/machine_load.h"
+#include "synk/harness/stats/noise.h"
 
 using namespace synk::harness;
 

@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "synk/harness/config.h"
-#include "synk/harness/plan.h"
+#include "synk/harness/config/config.h"
+#include "synk/harness/plan/plan.h"
 
 using namespace synk::harness;
 

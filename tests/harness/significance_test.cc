@@ -1,11 +1,11 @@
 // The statistics behind `synk-bench compare` against known cases: published or hand-worked
 // p-values (each expected value says where it comes from) and the regression rule of issue 11.
-#include "synk/harness/significance.h"
+#include "synk/harness/stats/significance.h"
 
 #include <catch2/catch.hpp>
 
 #include "synk/core/error.h"
-#include "synk/harness/errors.h"
+#include "synk/harness/base/errors.h"
 #include "tests/harness/noise.h"
 
 using namespace synk::harness;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "synk/harness/stats.h"
+#include "synk/harness/stats/stats.h"
 #include "tests/harness/noise.h"
 
 using namespace synk::harness;

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "synk/harness/errors.h"
-#include "synk/harness/store.h"
-#include "synk/harness/store_schema.h"
+#include "synk/harness/base/errors.h"
+#include "synk/harness/store/store.h"
+#include "synk/harness/store/store_schema.h"
 #include "tests/harness/temp_dir.h"
 
 using namespace synk::harness;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "synk/harness/hash.h"
-#include "synk/harness/store.h"
+#include "synk/harness/base/hash.h"
+#include "synk/harness/store/store.h"
 
 namespace synk::harness::test {
 

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "synk/harness/measure.h"
+#include "synk/harness/stats/measure.h"
 #include "tests/bench/micro/micro_session.h"
 
 namespace synk::micro {

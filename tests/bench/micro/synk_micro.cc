@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "synk/harness/context.h"
+#include "synk/harness/plan/context.h"
 #include "tests/bench/micro/micro_session.h"
 
 namespace {

@@ -1,0 +1,92 @@
+#pragma once
+// What a run stores, as plain structs: a run with its context, its points, each point's
+// repetitions (with the GPUs' telemetry) and samples. The store (store.h) writes and reads them;
+// the runner, the sweep and the analysis build and read them without knowing the store.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace synk::harness {
+
+// Run status: running (or its process died: see RunRecord::process_*), complete, interrupted
+// (Ctrl-C: finished points kept), failed (a point failed, or the run could not go on).
+struct RunRecord {
+  int64_t id = 0;
+  std::string experiment, kind, tag;
+  std::string config_file, config_text, config_resolved, command_line;
+  std::string commit;
+  bool dirty = false;
+  std::string build_type, host, cpu_model;
+  int cpu_cores = 0;
+  int64_t memory_bytes = 0;
+  std::string gpu_model;
+  int gpu_count = 0;
+  std::string gpu_topology, driver_version, cuda_version, nccl_version;
+  std::string machine_key;
+  std::string started_at, ended_at, status, message;
+  // Which process wrote it (to tell a live "running" run from a killed one).
+  int64_t process_id = 0;
+  std::string boot_id;
+  int64_t process_start = 0;  // /proc/PID/stat start time, in clock ticks after boot
+  std::map<std::string, std::string> env;
+  // How loaded the machine was when the run began ("load average 3.9 on 2 CPUs"), and the GPU
+  // telemetry it had ("nvml 580.65.06", or why none: "no NVML: libnvidia-ml.so.1 not found").
+  std::string conditions, telemetry;
+};
+
+// Point status: ok, wrong (the correctness check failed), skipped (reason says why), failed.
+struct PointRecord {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  int seq = 0;  // position in the run's plan
+  std::string key;
+  std::map<std::string, std::string> axes;
+  std::string status, reason;
+  int64_t wrong = 0;  // like nccl-tests' #wrong: wrong elements, or ranks whose check differed
+  std::string started_at, ended_at;
+};
+
+// One GPU's telemetry over a repetition's timed phase (NVML, gpu_telemetry.h): clocks and
+// temperature read at its end, power = energy / seconds, throttle reasons seen at either end
+// (NVML's clocks-event bits) and the time spent throttled by power or heat (NVML's violation
+// counters; unset where the GPU does not count it).
+struct GpuReading {
+  int gpu = 0;  // NVML index
+  double seconds = 0;
+  std::optional<double> sm_mhz, memory_mhz, power_w, energy_j, temperature_c;
+  uint64_t throttle_reasons = 0;
+  std::optional<double> throttled_s;
+  // Throttled: power capping, thermal or hardware slowdown at either end, or time counted as
+  // throttled by power or heat.
+  bool throttled() const;
+};
+
+struct RepetitionRecord {
+  int repetition = 0;
+  int64_t startup_ns = 0;  // fork, communicator, model load, distribute
+  int64_t steps = 0;       // timed steps
+  std::string status = "ok";
+  std::string message;
+  // Seconds: the repetition's own measurement, where the program that took it summarised it
+  // (an imported Google Benchmark repetition: real time per iteration). Unset for synk-bench's
+  // sessions, whose value is the median of their samples.
+  std::optional<double> value;
+  // CPUs other processes kept busy while it ran (mean over its wall time), where measured.
+  std::optional<double> other_cpu;
+  std::vector<GpuReading> gpus;  // every GPU the point used, where NVML could read them
+};
+
+inline constexpr int64_t kNoValue = -1;
+
+struct SampleRecord {
+  int32_t repetition = 0;
+  int32_t rank = 0;  // the rank that timed it (the master's clock for whole steps)
+  int32_t step = 0;
+  int64_t ns = 0;
+  int64_t compute_ns = kNoValue;     // time in function calls, where the step separates it
+  int64_t collective_ns = kNoValue;  // time in collectives, likewise
+};
+
+}  // namespace synk::harness

@@ -1,0 +1,327 @@
+#include "synk/harness/run/collective_ops.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <type_traits>
+
+#include "synk/core/device_buffer.h"
+#include "synk/core/error.h"
+#include "synk/core/heap_buffer.h"
+#include "synk/harness/stats/measure.h"
+
+namespace synk::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename T>
+double toDouble(T v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return halfToFloat(v.bits);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return bfloat16ToFloat(v.bits);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+template <typename T>
+T fromDouble(double v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return Half{floatToHalf(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16{floatToBFloat16(static_cast<float>(v))};
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// Small integers, exact in every dtype and in every reduction of up to 64 ranks: a product has
+// one factor 2 per element, sums stay under 256.
+double pattern(ReduceOp op, int rank, size_t i, int ranks) {
+  switch (op) {
+    case ReduceOp::Prod:
+      return i % static_cast<size_t>(ranks) == static_cast<size_t>(rank) ? 2 : 1;
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      return double((static_cast<size_t>(rank) + i) % 4);
+    default:
+      return double((static_cast<size_t>(rank) * 7 + i) % 13);
+  }
+}
+
+double reduced(ReduceOp op, size_t i, int ranks) {
+  double acc = pattern(op, 0, i, ranks);
+  for (int r = 1; r < ranks; ++r) {
+    const double v = pattern(op, r, i, ranks);
+    if (op == ReduceOp::Sum || op == ReduceOp::Avg) acc += v;
+    if (op == ReduceOp::Prod) acc *= v;
+    if (op == ReduceOp::Max) acc = std::max(acc, v);
+    if (op == ReduceOp::Min) acc = std::min(acc, v);
+  }
+  return op == ReduceOp::Avg ? acc / ranks : acc;
+}
+
+// Host staging of one buffer: fill with a pattern, copy in, copy out, compare.
+class HostImage {
+ public:
+  HostImage(DType dtype, size_t count) : dtype_(dtype), bytes_(count * dtypeSize(dtype)) {}
+  void set(size_t i, double v) {
+    visitDType(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      const T value = fromDouble<T>(v);
+      std::memcpy(bytes_.data() + i * sizeof(T), &value, sizeof(T));
+    });
+  }
+  double get(size_t i) const {
+    return visitDType(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      T value;
+      std::memcpy(&value, bytes_.data() + i * sizeof(T), sizeof(T));
+      return toDouble(value);
+    });
+  }
+  std::byte* data() { return bytes_.data(); }
+  size_t bytes() const { return bytes_.size(); }
+
+ private:
+  DType dtype_;
+  std::vector<std::byte> bytes_;
+};
+
+// What an out-of-place result buffer holds before the op: no pattern, sum (at most 3 a rank, 64
+// ranks), product, max, min or average gives it, and every dtype holds it exactly.
+constexpr double kSentinel = 250;
+
+double tolerance(DType dtype, ReduceOp op) {
+  if (op != ReduceOp::Avg) return 0;  // small integers: exact
+  if (dtype == DType::Float16) return 1e-3;
+  if (dtype == DType::BFloat16) return 1e-2;
+  return dtype == DType::Float32 ? 1e-6 : 1e-12;
+}
+
+// One rank's buffers and the operation, for one point.
+class Bench {
+ public:
+  Bench(RankSide& side, const CollectiveParams& p)
+      : side_(side),
+        p_(p),
+        device_(side.backend.device()),
+        comm_(side.backend.communicator(side.native)),
+        rank_(side.group.rank()),
+        n_(side.group.size()),
+        shape_(collectiveShape(p.op, p.bytes, n_, p.dtype)),
+        counts_(static_cast<size_t>(n_), shape_.part) {}
+
+  // Allocations; may throw (out of memory): the caller agrees before any collective.
+  void allocate() {
+    const size_t e = shape_.element_bytes;
+    const bool gathers = p_.op == "gather" || p_.op == "all_gather";
+    send_.emplace(device_, (gathers ? shape_.part : p_.op == "scatter" ? 0 : shape_.total) * e + 1);
+    const bool separate_recv =
+        p_.op == "gather" || p_.op == "all_gather" || p_.op == "scatter" || !p_.in_place;
+    if (separate_recv) {
+      const size_t count = p_.op == "scatter" ? shape_.part : shape_.total;
+      recv_.emplace(device_, count * e + 1);
+    }
+    if (p_.op == "scatter" && rank_ == p_.root) source_.reserve(side_.heap, shape_.total * e + 1);
+  }
+
+  // Published at the agreement barrier: where the root's scatter source lies.
+  void publish(std::byte* outbox) const {
+    if (p_.op != "scatter" || rank_ != p_.root) return;
+    const ShmLocation location = *side_.heap.locate(source_.data());
+    std::memcpy(outbox, &location, sizeof location);
+  }
+  void attach(const std::byte* root_outbox) {
+    if (p_.op != "scatter") return;
+    ShmLocation location;
+    std::memcpy(&location, root_outbox, sizeof location);
+    source_at_ = static_cast<std::byte*>(side_.heap.resolve(location));
+  }
+
+  void fill(Waiter& waiter) {
+    const ReduceOp op = reductionOp();
+    if (p_.op == "scatter") {
+      if (rank_ != p_.root) return;
+      HostImage all(p_.dtype, shape_.total);
+      for (int r = 0; r < n_; ++r) {
+        for (size_t j = 0; j < shape_.part; ++j)
+          all.set(static_cast<size_t>(r) * shape_.part + j, pattern(op, r, j, n_));
+      }
+      std::memcpy(source_.data(), all.data(), all.bytes());
+      return;
+    }
+    const bool gathers = p_.op == "gather" || p_.op == "all_gather";
+    HostImage image(p_.dtype, gathers ? shape_.part : shape_.total);
+    const bool overwritten = p_.op == "broadcast" && rank_ != p_.root;
+    for (size_t i = 0; i < (gathers ? shape_.part : shape_.total); ++i)
+      image.set(i, overwritten ? 100 : pattern(op, rank_, i, n_));
+    if (image.bytes() > 0) {
+      device_.copy(send_->data(), image.data(), image.bytes(), CopyKind::HostToDevice);
+      device_.synchronize(waiter);
+    }
+    // Out of place the result buffer starts as a value no result has, so an op that leaves it
+    // alone counts as wrong even after an earlier check filled it correctly.
+    if (recv_ && (p_.op == "all_reduce" || p_.op == "broadcast" || p_.op == "reduce")) {
+      HostImage sentinel(p_.dtype, shape_.total);
+      for (size_t i = 0; i < shape_.total; ++i)
+        sentinel.set(i, kSentinel);
+      if (sentinel.bytes() > 0) {
+        device_.copy(recv_->data(), sentinel.data(), sentinel.bytes(), CopyKind::HostToDevice);
+        device_.synchronize(waiter);
+      }
+    }
+  }
+
+  void run(Waiter& waiter) {
+    const ReduceOp op = p_.redop;
+    if (p_.op == "all_reduce") {
+      AllReduceArgs args{recvOrSend(), shape_.total, p_.dtype, op};
+      if (!p_.in_place) args.send = send_->data();
+      comm_.allReduce(args, waiter);
+    } else if (p_.op == "broadcast") {
+      BroadcastArgs args{recvOrSend(), shape_.total, p_.dtype, p_.root};
+      if (!p_.in_place) args.send = send_->data();
+      comm_.broadcast(args, waiter);
+    } else if (p_.op == "reduce") {
+      ReduceArgs args{send_->data(), recvOrSend(), shape_.total, p_.dtype, op, p_.root};
+      if (rank_ != p_.root) args.recv = nullptr;
+      comm_.reduce(args, waiter);
+    } else if (p_.op == "gather") {
+      GatherArgs args{send_->data(), rank_ == p_.root ? recv_->data() : nullptr, counts_, p_.dtype,
+                      p_.root};
+      comm_.gather(args, waiter);
+    } else if (p_.op == "all_gather") {
+      comm_.allGather({send_->data(), recv_->data(), counts_, p_.dtype}, waiter);
+    } else {  // scatter: each rank copies its part of the root's shared source
+      const size_t bytes = shape_.part * shape_.element_bytes;
+      if (bytes > 0) {
+        device_.copy(recv_->data(), source_at_ + static_cast<size_t>(rank_) * bytes, bytes,
+                     CopyKind::HostToDevice);
+        device_.synchronize(waiter);
+      }
+      side_.group.barrier().arrive(waiter, BarrierSite::CollectiveOut);
+    }
+  }
+
+  void finish(Waiter& waiter) {
+    if (!device_.isHost()) device_.synchronize(waiter);
+  }
+
+  // Wrong elements in this rank's result.
+  int64_t check(Waiter& waiter) {
+    const bool root_only = p_.op == "reduce" || p_.op == "gather";
+    if (root_only && rank_ != p_.root) return 0;
+    const bool whole = p_.op != "scatter";
+    HostImage image(p_.dtype, whole ? shape_.total : shape_.part);
+    if (image.bytes() > 0) {
+      const void* result = recvOrSend();
+      device_.copy(image.data(), result, image.bytes(), CopyKind::DeviceToHost);
+      device_.synchronize(waiter);
+    }
+    const ReduceOp op = reductionOp();
+    const double tol = tolerance(p_.dtype, p_.redop);
+    int64_t wrong = 0;
+    const size_t count = image.bytes() / shape_.element_bytes;
+    for (size_t i = 0; i < count; ++i) {
+      double expected;
+      if (p_.op == "all_reduce" || p_.op == "reduce") {
+        expected = reduced(op, i, n_);
+      } else if (p_.op == "broadcast") {
+        expected = pattern(op, p_.root, i, n_);
+      } else if (p_.op == "scatter") {
+        expected = pattern(op, rank_, i, n_);
+      } else {
+        expected = pattern(op, static_cast<int>(i / shape_.part), i % shape_.part, n_);
+      }
+      if (std::abs(image.get(i) - expected) > tol * std::max(1.0, std::abs(expected))) ++wrong;
+    }
+    return wrong;
+  }
+
+ private:
+  ReduceOp reductionOp() const {
+    return p_.op == "all_reduce" || p_.op == "reduce" ? p_.redop : ReduceOp::Max;
+  }
+  void* recvOrSend() const { return recv_ ? recv_->data() : send_->data(); }
+
+  RankSide& side_;
+  const CollectiveParams& p_;
+  Device& device_;
+  Communicator& comm_;
+  int rank_, n_;
+  CollectiveShape shape_;
+  std::vector<size_t> counts_;  // every rank's part (gather, all_gather): not built in the loop
+  std::optional<DeviceBuffer> send_, recv_;
+  HeapBuffer source_;
+  std::byte* source_at_ = nullptr;
+};
+
+}  // namespace
+
+int timesPerRank(const CollectiveParams& params) {
+  return params.back_to_back ? 1 : params.iterations;
+}
+
+bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times, int64_t& wrong,
+                       std::string& failure, std::vector<GpuReading>* gpus) {
+  Barrier& barrier = side.group.barrier();
+  Waiter waiter = side.group.commandWaiter("collective " + p.op);
+  Bench bench(side, p);
+  bool ok = true;
+  try {
+    bench.allocate();
+    bench.publish(barrier.outbox());
+  } catch (const std::exception& e) {
+    failure = e.what();
+    ok = false;
+  }
+  if (!barrier.arrive(waiter, BarrierSite::Agree, ok)) return false;
+  if (p.op == "scatter") bench.attach(barrier.exchangeOf(p.root));
+
+  bench.fill(waiter);
+  barrier.arrive(waiter, BarrierSite::CommandStart);
+  for (int i = 0; i < p.warmup; ++i)
+    bench.run(waiter);
+  bench.finish(waiter);
+  GpuTelemetry::Mark mark;
+  if (side.telemetry) mark = side.telemetry->mark();  // the others wait at the barrier
+  barrier.arrive(waiter, BarrierSite::CommandStart);
+  if (p.back_to_back) {
+    // nccl-tests' BenchTime: the calls are issued back to back (a cuda rank enqueues them on its
+    // stream; a cpu op is complete when it returns) and the device is synchronised once.
+    const auto start = Clock::now();
+    for (int i = 0; i < p.iterations; ++i) {
+      if (p.blocking) barrier.arrive(waiter, BarrierSite::CommandStart);
+      bench.run(waiter);
+      if (p.blocking) bench.finish(waiter);
+    }
+    bench.finish(waiter);
+    const auto total = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+    times[0] = std::llround(total / std::max(1, p.iterations));
+  } else {
+    for (int i = 0; i < p.iterations; ++i) {
+      if (p.blocking) barrier.arrive(waiter, BarrierSite::CommandStart);
+      const auto start = Clock::now();
+      bench.run(waiter);
+      bench.finish(waiter);
+      times[i] = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    }
+  }
+  if (side.telemetry && gpus) *gpus = side.telemetry->since(mark);
+  wrong = 0;
+  for (int c = 0; c < p.checks; ++c) {
+    barrier.arrive(waiter, BarrierSite::CommandStart);  // nobody still reads the last results
+    bench.fill(waiter);
+    barrier.arrive(waiter, BarrierSite::CommandStart);  // every input is in place
+    bench.run(waiter);
+    bench.finish(waiter);
+    wrong += bench.check(waiter);
+  }
+  return true;
+}
+
+}  // namespace synk::harness

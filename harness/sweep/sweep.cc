@@ -1,0 +1,336 @@
+#include "synk/harness/sweep/sweep.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include "synk/core/error.h"
+#include "synk/harness/base/child.h"
+#include "synk/harness/base/errors.h"
+#include "synk/harness/base/machine_load.h"
+#include "synk/harness/base/progress.h"
+#include "synk/harness/run/collectives_runner.h"
+#include "synk/harness/run/gpu_telemetry.h"
+#include "synk/harness/run/outcome.h"
+#include "synk/harness/run/runner.h"
+
+namespace synk::harness {
+
+std::string SweepSummary::describe() const {
+  if (status == "complete") return "";
+  std::string out;
+  for (const auto& [count, what] :
+       {std::pair{ok, "ok"}, std::pair{wrong, "wrong"}, std::pair{failed, "failed"},
+        std::pair{skipped, "skipped"}, std::pair{not_run, "not run"}}) {
+    if (count > 0) out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+  }
+  return out + " (of " + std::to_string(ok + wrong + failed + skipped + not_run) + " points)";
+}
+
+namespace {
+
+RunRecord runRecord(const Experiment& e, const MachineContext& m, const SweepOptions& options) {
+  RunRecord run = contextRecord(m);
+  run.experiment = e.name;
+  run.kind = kindName(e.kind);
+  run.tag = options.tag;
+  run.config_file = e.file;
+  run.config_text = e.text;
+  run.config_resolved = e.canonical();
+  run.command_line = options.command_line;
+  return run;
+}
+
+// What a point accumulates over its job's repetitions.
+struct Accumulated {
+  std::vector<RepetitionRecord> repetitions;
+  std::vector<SampleRecord> samples;
+  std::string status = "ok";
+  std::string reason;
+  int64_t wrong = 0;
+
+  void fail(const std::string& why) {
+    if (status != "failed") reason = why;
+    status = "failed";
+  }
+};
+
+using JobBody = std::function<JobOutcome(int repetition)>;
+
+class Sweep {
+ public:
+  Sweep(const Experiment& e, const Plan& plan, Store& store, int64_t run_id, int gpus)
+      : e_(e),
+        plan_(plan),
+        store_(store),
+        run_id_(run_id),
+        gpus_(gpus),
+        progress_(plan.runnable() * e.repetitions) {}
+
+  SweepSummary run() {
+    installStopHandlers(&stop_);
+    const std::string plugin = e_.kind == ExperimentKind::Train ? resolvePlugin(e_.plugin) : "";
+    for (int job = 0; job < plan_.jobs; ++job) {
+      std::vector<const Point*> points;
+      for (const Point& p : plan_.points) {
+        if (p.job == job) points.push_back(&p);
+      }
+      if (interrupted_) {  // the planned skips are still stored: the record says what was not run
+        for (const Point* p : points) {
+          Accumulated none;
+          if (p->skipped) store(*p, none, isoNow());
+        }
+        continue;
+      }
+      const std::vector<int> telemetry =
+          telemetryGpus(points.front()->backend, points.front()->ranks, gpus_, e_.gpu_telemetry);
+      runJob(points, [&](int rep) -> JobOutcome {
+        if (e_.kind == ExperimentKind::Train) {
+          return runTrainRepetition(e_, *points.front(), rep, plugin, stop_, telemetry);
+        }
+        return runCollectivesRepetition(e_, points, rep, stop_, telemetry, &points_done_);
+      });
+    }
+    ignoreStopSignals();  // a late Ctrl-C must not cut the run's record short (child.h)
+    progress_.finish();
+    summary_.run_id = run_id_;
+    // Every runnable point not stored was not run: the job cut short and every job after it.
+    summary_.not_run = plan_.runnable() - (summary_.ok + summary_.wrong + summary_.failed);
+    summary_.status = interrupted_                           ? "interrupted"
+                      : summary_.failed + summary_.wrong > 0 ? "failed"
+                                                             : "complete";
+    return summary_;
+  }
+
+ private:
+  void store(const Point& p, Accumulated& acc, const std::string& started) {
+    PointRecord record;
+    record.run_id = run_id_;
+    record.seq = p.index;
+    record.key = p.key;
+    record.axes = p.axes;
+    record.status = p.skipped ? "skipped" : acc.status;
+    record.reason = p.skipped ? p.reason : acc.reason;
+    record.wrong = acc.wrong;
+    record.started_at = started;
+    record.ended_at = p.skipped ? started : isoNow();
+    store_.addPoint(record, acc.repetitions, acc.samples);
+    if (record.status == "ok") ++summary_.ok;
+    if (record.status == "wrong") ++summary_.wrong;
+    if (record.status == "failed") ++summary_.failed;
+    if (record.status == "skipped") ++summary_.skipped;
+    if (record.status == "failed" || record.status == "wrong") {
+      progress_.note(record.status + ": " + p.label() + ": " + record.reason);
+    }
+  }
+
+  void runJob(const std::vector<const Point*>& points, const JobBody& body) {
+    const std::string started = isoNow();
+    std::map<int, Accumulated> acc;
+    int runnable = 0;
+    for (const Point* p : points) {
+      if (p->skipped) {
+        Accumulated none;
+        store(*p, none, started);
+      } else {
+        acc[p->index];
+        ++runnable;
+      }
+    }
+    if (runnable == 0) return;
+    const auto deadline =
+        std::chrono::milliseconds(static_cast<int64_t>(e_.repetition_timeout * 1000));
+    bool failed = false;
+    for (int rep = 0; rep < e_.repetitions && !failed; ++rep) {
+      if (stop_.requested()) break;
+      const std::string label = points.size() == 1
+                                    ? points.front()->label()
+                                    : points.front()->backend +
+                                          " ranks=" + std::to_string(points.front()->ranks) + " (" +
+                                          std::to_string(runnable) + " points)";
+      progress_.begin(
+          label + " · rep " + std::to_string(rep + 1) + "/" + std::to_string(e_.repetitions),
+          runnable);
+      const CpuTimes before = cpuTimesNow();
+      points_done_.reset();
+      const ChildResult child =
+          runChild([&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_,
+                   deadline, [&] { progress_.partial(static_cast<int>(points_done_.value())); });
+      const std::optional<double> other_cpu = otherCpus(before, cpuTimesNow());
+      progress_.end();
+      if (stop_.requested() || child.killed) {
+        interrupted_ = true;
+        break;
+      }
+      JobOutcome outcome;
+      std::string broken;  // why the repetition's process gave no usable report
+      if (!child.exited || child.exit_code != 0) {
+        broken = child.describe();
+      } else {
+        try {
+          outcome = decodeOutcome(child.output);
+        } catch (const RunFailed& e) {
+          broken = child.describe() + " (" + e.what() + ")";
+        }
+      }
+      if (!broken.empty()) {
+        for (auto& [index, a] : acc)
+          a.fail("repetition " + std::to_string(rep + 1) + ": its process " + broken);
+        failed = true;
+        continue;
+      }
+      if (outcome.status == "interrupted") {
+        interrupted_ = true;
+        break;
+      }
+      if (outcome.status == "failed") {
+        for (auto& [index, a] : acc)
+          a.fail(outcome.message);
+        failed = true;
+        continue;
+      }
+      for (PointOutcome& p : outcome.points) {
+        if (p.status == "interrupted") interrupted_ = true;
+        Accumulated& a = acc.at(p.point);
+        RepetitionRecord record{rep, outcome.startup_ns, p.steps, p.status, p.message};
+        record.other_cpu = other_cpu;
+        record.gpus = p.gpus;
+        a.repetitions.push_back(std::move(record));
+        for (SampleRecord& s : p.samples) {
+          s.repetition = rep;
+          a.samples.push_back(s);
+        }
+        if (p.status == "failed") {
+          a.fail(p.message);
+          failed = true;
+        } else if (p.status == "wrong") {
+          a.wrong += p.wrong;
+          if (a.status == "ok") a.status = "wrong", a.reason = p.message;
+        }
+      }
+      if (interrupted_) break;
+    }
+    if (interrupted_) return;  // a job cut short keeps none of its points: only whole ones
+    for (const Point* p : points) {
+      if (!p->skipped) store(*p, acc.at(p->index), started);
+    }
+  }
+
+  const Experiment& e_;
+  const Plan& plan_;
+  Store& store_;
+  int64_t run_id_;
+  int gpus_;  // GPUs the cuda backend sees: telemetry maps a point's ranks onto them
+  StopWord stop_;
+  SharedCounter points_done_;  // a collectives job's points measured so far (its child counts)
+  Progress progress_;
+  bool interrupted_ = false;
+  SweepSummary summary_;
+};
+
+}  // namespace
+
+namespace {
+
+// "option 'precision' is 'fp13'; choose one of ..." names the option a plugin refused (the SDK's
+// wording, plugins/sdk/detail/options.h): the config key that set it, if any.
+std::string refusedOptionKey(const Experiment& e, const Point& p, const std::string& message) {
+  for (const auto& [option, value] : p.model) {
+    if (message.find("option '" + option + "'") == std::string::npos) continue;
+    // An axis value wins over the [model] section (plan.cc applies the axes last).
+    for (const std::string& key : {"axes.model." + option, "axes." + option, "model." + option})
+      if (e.origin.count(key) && (key.rfind("axes.", 0) != 0 || e.axes.model.count(option)))
+        return key;
+  }
+  return {};
+}
+
+// "<file>: synk_plugin_v1.describe failed with SYNK_ERROR_INVALID_ARGUMENT: why" -> "why
+// (<file>)": what the plugin said first, the ABI's wording left out.
+std::string pluginReason(const std::string& message) {
+  const size_t code = message.find(" failed with SYNK_ERROR_");
+  if (code == std::string::npos) return message;
+  const size_t why = message.find(": ", code);
+  if (why == std::string::npos) return message;
+  return message.substr(why + 2) + " (" + message.substr(0, message.find(": ")) + ")";
+}
+
+}  // namespace
+
+void validateExperiment(const Experiment& e, const Plan& plan) {
+  if (e.kind != ExperimentKind::Train || plan.points.empty()) return;
+  std::string plugin;
+  try {
+    plugin = resolvePlugin(e.plugin);  // a name goes through the plugin search path
+  } catch (const PluginError& error) {
+    // It says where it looked; the experiment says where the name came from.
+    throw BadInput(describeSetting(e, "experiment.plugin", e.plugin) + ": " + error.what());
+  }
+  if (!std::filesystem::exists(plugin)) {
+    throw BadInput(describeSetting(e, "experiment.plugin", e.plugin) + ": plugin '" + e.plugin +
+                   "' not found: " + plugin + " does not exist");
+  }
+  // One probe per distinct set of model options (a model axis gives several): a value the
+  // plugin refuses is found before anything runs, not as a failed point at the end.
+  std::vector<const Point*> probes;
+  for (const Point& p : plan.points) {
+    if (p.skipped) continue;
+    const bool seen = std::any_of(probes.begin(), probes.end(),
+                                  [&](const Point* q) { return q->model == p.model; });
+    if (!seen) probes.push_back(&p);
+  }
+  if (probes.empty()) probes.push_back(&plan.points.front());
+  for (const Point* probe : probes) {
+    StopWord stop;
+    const ChildResult child = runChild(
+        [&](int fd) { return writeAll(fd, validateTrainExperiment(e, *probe, plugin)) ? 0 : 1; },
+        stop, std::chrono::seconds(120));
+    if (!child.exited || child.exit_code != 0) {
+      throw RunFailed("checking the experiment: the probe process " + child.describe());
+    }
+    if (child.output.empty()) continue;
+    const std::string key = refusedOptionKey(e, *probe, child.output);
+    if (!key.empty()) {
+      const std::string option = key.substr(key.rfind('.') + 1);
+      throw BadInput(describeSetting(e, key, e.origin.count(key) ? probe->model.at(option) : "") +
+                     ": the model refused it: " + pluginReason(child.output));
+    }
+    throw BadInput(e.file + ": " + child.output);
+  }
+}
+
+SweepSummary runSweep(const Experiment& e, const Plan& plan, const MachineContext& machine,
+                      Store& store, const SweepOptions& options) {
+  RunRecord run = runRecord(e, machine, options);
+  // GPU telemetry: probed once (in a child: this process forks), said once when absent.
+  const bool gpu_points = std::any_of(plan.points.begin(), plan.points.end(), [&](const Point& p) {
+    return !p.skipped &&
+           !telemetryGpus(p.backend, p.ranks, machine.gpu_count, e.gpu_telemetry).empty();
+  });
+  if (gpu_points) {
+    run.telemetry = probeGpuTelemetry();
+    if (run.telemetry.rfind("no NVML", 0) == 0) {
+      std::fprintf(stderr,
+                   "synk-bench: no GPU telemetry (%s): clock, power and energy columns "
+                   "are left out\n",
+                   run.telemetry.c_str());
+    }
+  }
+  store.beginRun(run);
+  try {
+    Sweep sweep(e, plan, store, run.id, machine.gpu_count);
+    SweepSummary summary = sweep.run();
+    store.endRun(run.id, summary.status, summary.describe());
+    return summary;
+  } catch (const std::exception& error) {
+    try {
+      store.endRun(run.id, "failed", error.what());
+    } catch (const std::exception&) {
+      // The store itself failed (disk full): the run stays "running" and list shows it failed
+      // once this process is gone.
+    }
+    throw RunFailed(std::string("run ") + std::to_string(run.id) + " failed: " + error.what());
+  }
+}
+
+}  // namespace synk::harness
