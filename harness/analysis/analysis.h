@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "synk/harness/analysis/step_times.h"
 #include "synk/harness/config/config.h"
 #include "synk/harness/records/records.h"
 #include "synk/harness/stats/stats.h"
@@ -82,6 +83,7 @@ struct ScalingRow {
 struct AnalysedPoint {
   PointRecord record;
   PointSummary summary;
+  std::optional<StepTimesSummary> step_times;  // rank by rank (experiment.step_times)
 };
 
 // Rows in the points' order (only points with samples get numbers). `run_scaling` is how the run

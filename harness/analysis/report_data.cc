@@ -32,6 +32,7 @@ RunData loadRun(const Store& store, int64_t run_id, const SummaryOptions& option
     std::vector<SampleRecord> samples = store.samples(a.record.id);
     const std::vector<RepetitionRecord> repetitions = store.repetitions(a.record.id);
     a.summary = summarizePoint(samples, repetitions, options);
+    if (!data.collectives()) a.step_times = summarizeStepTimes(store.rankTimes(a.record.id));
     if (data.collectives()) {
       if (options.exclude_throttled) {
         const std::vector<int> throttled = throttledRepetitions(repetitions);

@@ -228,6 +228,8 @@ std::map<std::string, Handler> commonKeys() {
        [](Experiment& e, const Reader& r) {
          e.gpu_telemetry = r.oneOf({"used", "all", "none"});
        }},
+      {"experiment.step_times",
+       [](Experiment& e, const Reader& r) { e.step_times = r.boolean(); }},
       {"axes.ranks", [](Experiment& e, const Reader& r) { e.axes.ranks = r.intAxis(1); }},
       {"compare.min_change",
        [](Experiment& e, const Reader& r) { e.compare.min_change = r.number(0); }},

@@ -7,6 +7,7 @@
 //                 warmup_time, steps, min_time, max_steps, timeout, repetition_timeout, seed,
 //                 oversubscribe, scaling (weak | strong), gpu_telemetry (used | all |
 //                 none: whose clocks, power and energy NVML records)                 (both kinds)
+//                 step_times (true | false: each rank's time per step by phase)   (train)
 //                 plugin, function | step, check                                 (train)
 //                 check, blocking, timing (batch | iteration)                    (collectives)
 //   [model]       any key: a model option passed to Session::load (plugin-defined)
@@ -113,6 +114,9 @@ struct Experiment {
   bool oversubscribe = false;  // run CPU points with more ranks than hardware threads
   // Which GPUs' telemetry (NVML) each repetition records: used (the point's), all, none.
   std::string gpu_telemetry = "used";
+  // Train: every rank's time in every timed step by phase (Session::lastStepTimes): its work,
+  // the device's, the runtime's path, waiting for the others. On by default.
+  bool step_times = true;
   Scaling scaling = Scaling::Weak;
 
   // train

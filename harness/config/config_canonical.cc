@@ -53,6 +53,8 @@ std::string Experiment::canonical() const {
       {"compare.min_repetitions", std::to_string(compare.min_repetitions)},
   };
   if (kind == ExperimentKind::Train) {
+    // Only when off: runs recorded before the option (on by default) keep their configuration.
+    if (!step_times) lines["experiment.step_times"] = "false";
     lines["experiment.plugin"] = plugin;
     lines["experiment.step"] = stepText();
     lines["experiment.check"] = listText(check);

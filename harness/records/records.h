@@ -80,6 +80,19 @@ struct RepetitionRecord {
 
 inline constexpr int64_t kNoValue = -1;
 
+// One rank's time in one timed step of a training point, by what it spent it on
+// (Session::lastStepTimes, experiment.step_times), in nanoseconds.
+struct RankTimesRecord {
+  int32_t repetition = 0;
+  int32_t step = 0;
+  int32_t rank = 0;
+  int64_t work_ns = 0;     // the model's function on this rank (its plugin, issuing on a GPU)
+  int64_t device_ns = -1;  // that function's work on the GPU (-1: cpu ranks)
+  int64_t path_ns = 0;     // the runtime's path: inputs, small outputs copied out, finish
+  int64_t wait_ns = 0;     // waiting for the other ranks (the agreement, the step's barriers)
+  int64_t step_ns = 0;     // the step on this rank, whole
+};
+
 struct SampleRecord {
   int32_t repetition = 0;
   int32_t rank = 0;  // the rank that timed it (the master's clock for whole steps)

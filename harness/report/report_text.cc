@@ -148,6 +148,51 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
                "the repetitions\n");
   table.print(out);
   printWarnings(out, data, "");
+  printStepTimes(out, data);
+}
+
+void printStepTimes(std::FILE* out, const RunData& data) {
+  const bool any = std::any_of(data.points.begin(), data.points.end(),
+                               [](const AnalysedPoint& a) { return a.step_times.has_value(); });
+  if (!any) return;
+  const std::vector<std::string> extra = varyingAxes(data);
+  TextTable table;
+  for (const std::string& name : extra)
+    table.column(name, false);
+  for (const char* h : {"ranks", "batch", "rank", "work", "device", "path", "wait", "step"})
+    table.column(h);
+  std::vector<std::string> stragglers;
+  for (const AnalysedPoint& a : data.points) {
+    if (!a.step_times) continue;
+    for (const RankTimesSummary& r : a.step_times->ranks) {
+      std::vector<std::string> cells;
+      for (const std::string& name : extra)
+        cells.push_back(a.record.axes.count(name) ? a.record.axes.at(name) : "");
+      const bool first = r.rank == a.step_times->ranks.front().rank;
+      cells.push_back(first ? a.record.axes.at("ranks") : "");
+      cells.push_back(first ? a.record.axes.at("batch") : "");
+      cells.push_back(std::to_string(r.rank));
+      cells.push_back(formatSeconds(r.work_s));
+      cells.push_back(r.device_s ? formatSeconds(*r.device_s) : "-");
+      cells.push_back(formatSeconds(r.path_s));
+      cells.push_back(formatSeconds(r.wait_s));
+      cells.push_back(formatSeconds(r.step_s));
+      table.row(cells);
+    }
+    if (const std::optional<Straggler>& s = a.step_times->straggler) {
+      stragglers.push_back(pointLabel(a.record.axes) + ": rank " + std::to_string(s->rank) +
+                           " is a straggler: its work took longest in " +
+                           formatFixed(s->slowest_share * 100, 0) + " % of the steps, " +
+                           formatFixed(s->excess * 100, 0) + " % above the other ranks' median");
+    }
+  }
+  std::fprintf(out,
+               "\nwhere the time goes, rank by rank (medians per step): work = the model's "
+               "function (on a GPU: issuing its work), device = that work on the GPU, path = "
+               "the runtime's (inputs, outputs, updates), wait = for the other ranks\n");
+  table.print(out);
+  for (const std::string& line : stragglers)
+    std::fprintf(out, "%s\n", line.c_str());
 }
 
 void printMicroTable(std::FILE* out, const RunData& data) {

@@ -20,6 +20,9 @@ void printRunContext(std::FILE* out, const RunData& data);
 void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling);
 // Imported micro-benchmarks: per benchmark, the median, min and max over repetitions.
 void printMicroTable(std::FILE* out, const RunData& data);
+// Where each training point's step time goes, rank by rank, and its stragglers
+// (experiment.step_times); nothing where no point has step times.
+void printStepTimes(std::FILE* out, const RunData& data);
 
 // "1.25 mJ", "2.10 J"
 std::string formatJoules(double joules);

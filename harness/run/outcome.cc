@@ -91,6 +91,9 @@ std::string encodeOutcome(const JobOutcome& outcome) {
         w.put(v);
       w.put<uint64_t>(g.throttle_reasons);
     }
+    w.put<uint64_t>(p.rank_times.size());
+    w.bytes().append(reinterpret_cast<const char*>(p.rank_times.data()),
+                     p.rank_times.size() * sizeof(RankTimesRecord));
   }
   w.put(kMagic);
   return std::move(w.bytes());
@@ -130,6 +133,12 @@ JobOutcome decodeOutcome(std::string_view bytes) {
       g.throttle_reasons = r.get<uint64_t>();
       p.gpus.push_back(g);
     }
+    const uint64_t times = r.get<uint64_t>();
+    if (times > bytes.size() / sizeof(RankTimesRecord))
+      throw RunFailed("a repetition's report is garbled");
+    p.rank_times.resize(times);
+    for (RankTimesRecord& t : p.rank_times)
+      t = r.get<RankTimesRecord>();
     outcome.points.push_back(std::move(p));
   }
   if (r.get<uint32_t>() != kMagic || !r.done()) throw RunFailed("a repetition's report is garbled");

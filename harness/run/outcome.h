@@ -19,6 +19,7 @@ struct PointOutcome {
   int64_t steps = 0;
   std::vector<SampleRecord> samples;  // repetition fields are filled in by the sweep
   std::vector<GpuReading> gpus;       // telemetry of its timed phase, per GPU (NVML)
+  std::vector<RankTimesRecord> rank_times;  // every rank's time per timed step (step_times)
 };
 
 struct JobOutcome {

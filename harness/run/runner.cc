@@ -133,7 +133,25 @@ ForkOptions forkOptions(const Experiment& e, const Point& point) {
   options.n_parallel = point.ranks;
   options.backend = point.backend;
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(e.timeout * 1000));
+  options.step_times = e.kind == ExperimentKind::Train && e.step_times;
   return options;
+}
+
+}  // namespace
+
+namespace {
+
+RankTimesRecord rankTimes(const RankStepTimes& t, int32_t step) {
+  RankTimesRecord r;
+  r.step = step;
+  r.rank = t.rank;
+  r.work_ns = t.plugin_ns;
+  r.device_ns = t.device_ns;
+  // output_copy_ns holds its own wait for the device, which device_wait_ns counts again.
+  r.path_ns = t.inputs_ns + t.output_copy_ns + t.finish_ns;
+  r.wait_ns = t.start_ns + t.agree_ns + t.end_ns;
+  r.step_ns = t.step_ns + t.start_ns + t.end_ns;
+  return r;
 }
 
 }  // namespace
@@ -143,7 +161,8 @@ TimingPlan timingPlan(const Experiment& e) {
 }
 
 int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWord& stop,
-                  std::vector<SampleRecord>& samples, const std::function<void()>& at_timed_start) {
+                  std::vector<SampleRecord>& samples, const std::function<void()>& at_timed_start,
+                  const std::function<void(const SampleRecord&)>& after_step) {
   SampleRecord sample;
   const std::chrono::duration<double> warmup_time(plan.warmup_time), min_time(plan.min_time);
   auto last = Clock::now();
@@ -167,6 +186,10 @@ int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWo
     sample.step = n;
     samples.push_back(sample);
     last = end;
+    if (after_step) {
+      after_step(sample);
+      last = Clock::now();  // its own time is in no step
+    }
   }
   return nanoseconds(last - start);
 }
@@ -251,9 +274,21 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
       });
     }
     std::optional<Telemetry> telemetry;
-    timeSteps(step, timingPlan(e), stop, result.samples, [&] {
-      if (opening.valid()) telemetry = opening.get();
-    });
+    // Every rank's phases of each timed step, read between steps (outside their times). A split
+    // step (calls and collectives, several runtime steps) has its compute and collective times.
+    std::function<void(const SampleRecord&)> after_step;
+    if (forkOptions(e, point).step_times && !split) {
+      after_step = [&](const SampleRecord& sample) {
+        for (const RankStepTimes& t : session.lastStepTimes())
+          result.rank_times.push_back(rankTimes(t, sample.step));
+      };
+    }
+    timeSteps(
+        step, timingPlan(e), stop, result.samples,
+        [&] {
+          if (opening.valid()) telemetry = opening.get();
+        },
+        after_step);
     std::future<std::vector<GpuReading>> reading;
     if (telemetry) {
       reading = std::async(std::launch::async,

@@ -51,9 +51,11 @@ using StepFunction =
 TimingPlan timingPlan(const Experiment& experiment);
 // `at_timed_start`, when given, runs between the warm-up and the first timed step (outside any
 // step's time): where the GPU telemetry's first reading is taken.
+// `after_step`, when given, runs after each timed step, outside its time (and the next's).
 int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWord& stop,
                   std::vector<SampleRecord>& samples,
-                  const std::function<void()>& at_timed_start = {});
+                  const std::function<void()>& at_timed_start = {},
+                  const std::function<void(const SampleRecord&)>& after_step = {});
 
 // `telemetry_gpus`: the CUDA ordinals whose NVML telemetry the repetition records over its
 // timed steps (gpu_telemetry.h); empty for none.

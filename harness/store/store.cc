@@ -167,7 +167,8 @@ void Store::endRun(int64_t run_id, const std::string& status, const std::string&
 }
 
 void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& repetitions,
-                     const std::vector<SampleRecord>& samples) {
+                     const std::vector<SampleRecord>& samples,
+                     const std::vector<RankTimesRecord>& rank_times) {
   auto order = [](const SampleRecord& a, const SampleRecord& b) {
     return std::tie(a.repetition, a.rank, a.step) < std::tie(b.repetition, b.rank, b.step);
   };
@@ -275,6 +276,22 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
     const std::string text = insertText(rows->size() - done);
     sql::Statement rest(db_, text.c_str());
     put(rest, done, rows->size() - done);
+  }
+  sql::Statement times(db_, R"sql(
+      INSERT INTO rank_times (point_id, repetition, step, rank, work_ns, device_ns, path_ns,
+                              wait_ns, step_ns)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql");
+  for (const RankTimesRecord& t : rank_times) {
+    times.bind(1, point.id).bind(2, int64_t{t.repetition}).bind(3, int64_t{t.step});
+    times.bind(4, int64_t{t.rank}).bind(5, t.work_ns);
+    if (t.device_ns >= 0) {
+      times.bind(6, t.device_ns);
+    } else {
+      times.bindNull(6);
+    }
+    times.bind(7, t.path_ns).bind(8, t.wait_ns).bind(9, t.step_ns);
+    times.step();
+    times.reset();
   }
   transaction.commit();
 }

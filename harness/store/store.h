@@ -58,9 +58,11 @@ class Store {
   // Inserts the run (status running) and sets run.id.
   void beginRun(RunRecord& run);
   void endRun(int64_t run_id, const std::string& status, const std::string& message = {});
-  // One transaction: the point, its repetitions and its samples. Sets point.id.
+  // One transaction: the point, its repetitions, its samples and its ranks' step times. Sets
+  // point.id.
   void addPoint(PointRecord& point, const std::vector<RepetitionRecord>& repetitions,
-                const std::vector<SampleRecord>& samples);
+                const std::vector<SampleRecord>& samples,
+                const std::vector<RankTimesRecord>& rank_times = {});
 
   std::vector<RunRecord> runs() const;                    // newest first, without env
   std::optional<RunRecord> run(int64_t id) const;         // with env
@@ -70,6 +72,8 @@ class Store {
   std::vector<RepetitionRecord> repetitions(int64_t point_id) const;
   // By repetition, rank, step.
   std::vector<SampleRecord> samples(int64_t point_id) const;
+  // By repetition, step, rank; empty for points recorded without step times.
+  std::vector<RankTimesRecord> rankTimes(int64_t point_id) const;
 
   // Baselines: a name for a run, for `compare`. Naming an existing baseline moves it (the old
   // run stays). Throws BadInput for a run that does not exist.

@@ -200,4 +200,25 @@ std::vector<SampleRecord> Store::samples(int64_t point_id) const {
   return out;
 }
 
+std::vector<RankTimesRecord> Store::rankTimes(int64_t point_id) const {
+  sql::Statement s(db_, R"sql(
+      SELECT repetition, step, rank, work_ns, device_ns, path_ns, wait_ns, step_ns
+      FROM rank_times WHERE point_id = ?1 ORDER BY repetition, step, rank)sql");
+  s.bind(1, point_id);
+  std::vector<RankTimesRecord> out;
+  while (s.step()) {
+    RankTimesRecord r;
+    r.repetition = static_cast<int32_t>(s.integer(0));
+    r.step = static_cast<int32_t>(s.integer(1));
+    r.rank = static_cast<int32_t>(s.integer(2));
+    r.work_ns = s.integer(3);
+    r.device_ns = s.isNull(4) ? -1 : s.integer(4);
+    r.path_ns = s.integer(5);
+    r.wait_ns = s.integer(6);
+    r.step_ns = s.integer(7);
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace synk::harness

@@ -87,6 +87,17 @@ const std::vector<std::string> kMigrations = {
         throttled_s REAL,
         PRIMARY KEY (point_id, repetition, gpu)) WITHOUT ROWID;
     )sql",
+    // 5: every rank's time per timed step of a training point (experiment.step_times).
+    R"sql(
+      CREATE TABLE rank_times (
+        point_id INTEGER NOT NULL REFERENCES point(id),
+        repetition INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        rank INTEGER NOT NULL,
+        work_ns INTEGER NOT NULL, device_ns INTEGER, path_ns INTEGER NOT NULL,
+        wait_ns INTEGER NOT NULL, step_ns INTEGER NOT NULL,
+        PRIMARY KEY (point_id, repetition, step, rank)) WITHOUT ROWID;
+    )sql",
 };
 
 int latestVersion() {

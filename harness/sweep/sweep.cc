@@ -45,6 +45,7 @@ RunRecord runRecord(const Experiment& e, const MachineContext& m, const SweepOpt
 struct Accumulated {
   std::vector<RepetitionRecord> repetitions;
   std::vector<SampleRecord> samples;
+  std::vector<RankTimesRecord> rank_times;
   std::string status = "ok";
   std::string reason;
   int64_t wrong = 0;
@@ -114,7 +115,7 @@ class Sweep {
     record.wrong = acc.wrong;
     record.started_at = started;
     record.ended_at = p.skipped ? started : isoNow();
-    store_.addPoint(record, acc.repetitions, acc.samples);
+    store_.addPoint(record, acc.repetitions, acc.samples, acc.rank_times);
     if (record.status == "ok") ++summary_.ok;
     if (record.status == "wrong") ++summary_.wrong;
     if (record.status == "failed") ++summary_.failed;
@@ -199,6 +200,10 @@ class Sweep {
         for (SampleRecord& s : p.samples) {
           s.repetition = rep;
           a.samples.push_back(s);
+        }
+        for (RankTimesRecord& t : p.rank_times) {
+          t.repetition = rep;
+          a.rank_times.push_back(t);
         }
         if (p.status == "failed") {
           a.fail(p.message);

@@ -128,3 +128,52 @@ TEST_CASE("energy per step is the read window's power times the median step", "[
   CHECK(s.energy_max_j == Approx(0.8));
   CHECK(*s.power_w == Approx(400));
 }
+
+TEST_CASE("step times: per-rank medians and a straggler only when consistently slower",
+          "[harness]") {
+  // Two ranks over 2 repetitions x 10 steps. Rank 1 works 3 ms (device time where given), rank 0
+  // 1 ms and waits 2 ms; in `mixed` rank 1 is slower in only half the steps.
+  auto record = [](int rep, int step, int rank, int64_t work_us, int64_t device_us,
+                   int64_t wait_us) {
+    RankTimesRecord t;
+    t.repetition = rep;
+    t.step = step;
+    t.rank = rank;
+    t.work_ns = work_us * 1000;
+    t.device_ns = device_us < 0 ? -1 : device_us * 1000;
+    t.path_ns = 5000;
+    t.wait_ns = wait_us * 1000;
+    t.step_ns = (work_us + wait_us) * 1000 + 5000;
+    return t;
+  };
+  std::vector<RankTimesRecord> slow, mixed, gpu;
+  for (int rep = 0; rep < 2; ++rep) {
+    for (int step = 0; step < 10; ++step) {
+      slow.push_back(record(rep, step, 0, 1000, -1, 2000));
+      slow.push_back(record(rep, step, 1, 3000, -1, 10));
+      const bool odd = step % 2 == 1;
+      mixed.push_back(record(rep, step, 0, odd ? 3000 : 1000, -1, 0));
+      mixed.push_back(record(rep, step, 1, odd ? 1000 : 3000, -1, 0));
+      // On GPUs the device's time decides, not the host's issuing.
+      gpu.push_back(record(rep, step, 0, 900, 1000, 2000));
+      gpu.push_back(record(rep, step, 1, 100, 3000, 10));
+    }
+  }
+  const std::optional<StepTimesSummary> s = summarizeStepTimes(slow);
+  REQUIRE(s);
+  REQUIRE(s->ranks.size() == 2);
+  CHECK(s->ranks[0].work_s == Approx(1e-3));
+  CHECK(s->ranks[0].wait_s == Approx(2e-3));
+  CHECK_FALSE(s->ranks[0].device_s);
+  CHECK(s->ranks[1].step_s == Approx(3.015e-3));
+  REQUIRE(s->straggler);
+  CHECK(s->straggler->rank == 1);
+  CHECK(s->straggler->slowest_share == Approx(1.0));
+  CHECK(s->straggler->excess == Approx(2.0));
+  CHECK_FALSE(summarizeStepTimes(mixed)->straggler);
+  const std::optional<StepTimesSummary> g = summarizeStepTimes(gpu);
+  REQUIRE(g->straggler);
+  CHECK(g->straggler->rank == 1);
+  CHECK(*g->ranks[1].device_s == Approx(3e-3));
+  CHECK_FALSE(summarizeStepTimes({}));
+}

@@ -206,7 +206,7 @@ TEST_CASE("refused untouched: a newer schema, a foreign database, not a database
     const std::string before = bytesOf(path);
     CHECK_THAT(openError(path, Store::Mode::Write),
                Catch::Contains(
-                   "written by a newer synk-bench (schema version 99; this one knows up to 4)"));
+                   "written by a newer synk-bench (schema version 99; this one knows up to 5)"));
     CHECK_THAT(openError(path, Store::Mode::Read), Catch::Contains("refusing to touch it"));
     CHECK(bytesOf(path) == before);
   }

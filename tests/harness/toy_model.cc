@@ -6,6 +6,7 @@
 //   grad(x, y) -> loss                  the rank's gradient into `grad`
 //   update()                            params -= lr * grad
 //   slow_step(x, us) -> loss            sleeps `us` microseconds (interrupt and kill tests)
+//   straggler_step(x, us) -> loss       rank 1 sleeps `us` microseconds, the others none
 //   fail_step(x) -> loss                fails on rank 1 (a failed point)
 #include <chrono>
 #include <thread>
@@ -42,6 +43,10 @@ class Toy {
         .input("x", DType::Float32, 2)
         .input("us", DType::Int32, 0)
         .output("loss", DType::Float32, 0);
+    spec.function("straggler_step")
+        .input("x", DType::Float32, 2)
+        .input("us", DType::Int32, 0)
+        .output("loss", DType::Float32, 0);
     spec.function("fail_step").input("x", DType::Float32, 2).output("loss", DType::Float32, 0);
     return spec;
   }
@@ -66,8 +71,10 @@ class Toy {
       *call.output("loss", {}).as<float>() = 0;
       return;
     }
-    if (name == "slow_step") {
+    if (name == "slow_step" || (name == "straggler_step" && rank_ == 1)) {
       std::this_thread::sleep_for(std::chrono::microseconds(*call.input("us").as<int32_t>()));
+    }
+    if (name == "slow_step" || name == "straggler_step") {
       *call.output("loss", {}).as<float>() = 0;
       return;
     }
