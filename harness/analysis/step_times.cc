@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "synk/harness/base/text_table.h"
 #include "synk/harness/stats/stats.h"
 
 namespace synk::harness {
@@ -61,9 +62,15 @@ std::optional<StepTimesSummary> summarizeStepTimes(const std::vector<RankTimesRe
     if (r != rank) others.insert(others.end(), c.own.begin(), c.own.end());
   const double mine = median(by_rank.at(rank).own), theirs = median(others);
   if (share >= kStragglerShare && theirs > 0 && mine >= theirs * (1 + kStragglerExcess)) {
-    s.straggler = Straggler{rank, share, mine / theirs - 1};
+    s.straggler = Straggler{rank, share, mine / theirs - 1, mine, theirs};
   }
   return s;
+}
+
+std::string stragglerText(const Straggler& s) {
+  return "rank " + std::to_string(s.rank) + " is a straggler: its work took longest in " +
+         formatFixed(s.slowest_share * 100, 0) + " % of the steps (median " +
+         formatSeconds(s.work_s) + " against the others' " + formatSeconds(s.others_s) + ")";
 }
 
 }  // namespace synk::harness

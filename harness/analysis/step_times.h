@@ -3,6 +3,7 @@
 // repetition, timed step and rank in rank_times): medians over every timed step, and a
 // straggler, if one rank's own work holds the others back.
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "synk/harness/records/records.h"
@@ -22,6 +23,8 @@ struct Straggler {
   int rank = 0;
   double slowest_share = 0;  // of the steps in which its work took longest
   double excess = 0;         // its median work / the others' median work - 1
+  double work_s = 0;         // its median work
+  double others_s = 0;       // the other ranks' median work
 };
 
 struct StepTimesSummary {
@@ -37,5 +40,8 @@ inline constexpr double kStragglerExcess = 0.10;
 
 // Nothing for points without step times (recorded without them, or split steps).
 std::optional<StepTimesSummary> summarizeStepTimes(const std::vector<RankTimesRecord>& times);
+// "rank 1 is a straggler: its work took longest in 100 % of the steps (median 3.08 ms against
+// the others' 972 ns)"
+std::string stragglerText(const Straggler& straggler);
 
 }  // namespace synk::harness

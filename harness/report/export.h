@@ -15,7 +15,9 @@
 //                      train: step_s, samples_per_step, samples_per_s, speedup,
 //                             speedup_ci95 [lo, hi], efficiency, joules_per_sample,
 //                             samples_per_joule, energy_scaling, compute_s, collective_s,
-//                             startup_s;
+//                             startup_s; rank_times ([{rank, work_s, device_s, path_s, wait_s,
+//                             step_s}] medians, experiment.step_times; null without) and
+//                             straggler ({rank, slowest_share, work_s, others_work_s} or null);
 //                      collectives: time_s, size_bytes, count, algbw_GBps, busbw_GBps;
 //                      energy_per_step_j, gpu_power_w, sm_mhz, throttled_repetitions,
 //                      excluded_repetitions, other_cpu, warnings [...]},

@@ -126,6 +126,36 @@ std::string seriesName(const PointRecord& p, const std::vector<std::string>& wit
   return out;
 }
 
+// Each rank's step, point by point (experiment.step_times): its own work, the runtime's path and
+// the wait for the others stacked, the GPU's time beside; stragglers named under the charts.
+std::string rankTimesCharts(const RunData& data, const char* unit_name, double unit) {
+  BarChart host{"rank-times",
+                "Each rank's step (medians): its work, the runtime's path, waiting for the others",
+                unit_name,
+                {"work", "path", "wait"},
+                {}};
+  BarChart device{"rank-device", "Each rank's work on its GPU (median)", unit_name, {"device"},
+                  {}};
+  std::string notes;
+  for (const AnalysedPoint& a : data.points) {
+    if (!a.step_times) continue;
+    const auto& axes = a.record.axes;
+    const std::string point = axes.at("backend") + " " + axes.at("ranks") + "r b" +
+                              (axes.count("batch") ? axes.at("batch") : "");
+    for (const RankTimesSummary& r : a.step_times->ranks) {
+      const std::string label = point + " r" + std::to_string(r.rank);
+      host.bars.push_back({label, {r.work_s * unit, r.path_s * unit, r.wait_s * unit}});
+      if (r.device_s) device.bars.push_back({label, {*r.device_s * unit}});
+    }
+    if (const std::optional<Straggler>& st = a.step_times->straggler) {
+      notes += "<p class=\"note\">" + htmlEscape(pointLabel(axes) + ": " + stragglerText(*st)) +
+               ".</p>";
+    }
+  }
+  if (host.bars.empty()) return "";
+  return renderBarChart(host) + renderBarChart(device) + notes;
+}
+
 std::string trainBody(const RunData& data, Scaling scaling) {
   const std::vector<ScalingRow> rows = scalingRows(data.points, runScaling(data.run), scaling);
   std::map<std::string, Series> speedup, efficiency, throughput, startup, energy;
@@ -250,12 +280,14 @@ std::string trainBody(const RunData& data, Scaling scaling) {
   out += renderLineChart(speed) + renderLineChart(eff) + renderLineChart(thr);
   out += renderLineChart(joules);
   out += "<h2>Where the time goes</h2>";
-  if (split.bars.empty()) {
+  const std::string by_rank = rankTimesCharts(data, unit_name, unit);
+  if (split.bars.empty() && by_rank.empty()) {
     out +=
         "<p class=\"note\">The step is one fused call: its compute and collectives cannot be "
-        "separated from outside (a step of calls and all_reduce actions can).</p>";
+        "separated from outside (a step of calls and all_reduce actions can; "
+        "experiment.step_times shows each rank's part).</p>";
   }
-  out += renderBarChart(split) + renderBarChart(fused) + renderLineChart(start);
+  out += renderBarChart(split) + renderBarChart(fused) + by_rank + renderLineChart(start);
   out += "<h2>Table</h2><table><tr>";
   const bool with_energy = std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) {
     return r.joules_per_sample.has_value();

@@ -180,10 +180,7 @@ void printStepTimes(std::FILE* out, const RunData& data) {
       table.row(cells);
     }
     if (const std::optional<Straggler>& s = a.step_times->straggler) {
-      stragglers.push_back(pointLabel(a.record.axes) + ": rank " + std::to_string(s->rank) +
-                           " is a straggler: its work took longest in " +
-                           formatFixed(s->slowest_share * 100, 0) + " % of the steps, " +
-                           formatFixed(s->excess * 100, 0) + " % above the other ranks' median");
+      stragglers.push_back(pointLabel(a.record.axes) + ": " + stragglerText(*s));
     }
   }
   std::fprintf(out,

@@ -100,6 +100,27 @@ OrderedJson pointSummaryJson(const RunData& data, size_t point,
     out["compute_s"] = optionalNumber(row.compute_s);
     out["collective_s"] = optionalNumber(row.collective_s);
     out["startup_s"] = optionalNumber(row.startup_s);
+    // Each rank's step by phase (experiment.step_times), and the straggler if there is one.
+    OrderedJson ranks = nullptr, straggler = nullptr;
+    if (const std::optional<StepTimesSummary>& t = a.step_times) {
+      ranks = OrderedJson::array();
+      for (const RankTimesSummary& r : t->ranks) {
+        ranks.push_back({{"rank", r.rank},
+                         {"work_s", jsonNumber(r.work_s)},
+                         {"device_s", optionalNumber(r.device_s)},
+                         {"path_s", jsonNumber(r.path_s)},
+                         {"wait_s", jsonNumber(r.wait_s)},
+                         {"step_s", jsonNumber(r.step_s)}});
+      }
+      if (t->straggler) {
+        straggler = {{"rank", t->straggler->rank},
+                     {"slowest_share", jsonNumber(t->straggler->slowest_share)},
+                     {"work_s", jsonNumber(t->straggler->work_s)},
+                     {"others_work_s", jsonNumber(t->straggler->others_s)}};
+      }
+    }
+    out["rank_times"] = std::move(ranks);
+    out["straggler"] = std::move(straggler);
   }
   out["energy_per_step_j"] = optionalNumber(s.energy_per_step_j);
   out["gpu_power_w"] = optionalNumber(s.power_w);
