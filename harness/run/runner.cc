@@ -1,5 +1,6 @@
 #include "synk/harness/run/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -147,8 +148,10 @@ RankTimesRecord rankTimes(const RankStepTimes& t, int32_t step) {
   r.rank = t.rank;
   r.work_ns = t.plugin_ns;
   r.device_ns = t.device_ns;
-  // output_copy_ns holds its own wait for the device, which device_wait_ns counts again.
-  r.path_ns = t.inputs_ns + t.output_copy_ns + t.finish_ns;
+  // The output copy and the finish wait for the device inside them (device_wait_ns counts those
+  // waits): what is the device's is not the runtime's path.
+  r.path_ns =
+      std::max<int64_t>(0, t.inputs_ns + t.output_copy_ns + t.finish_ns - t.device_wait_ns);
   r.wait_ns = t.start_ns + t.agree_ns + t.end_ns;
   r.step_ns = t.step_ns + t.start_ns + t.end_ns;
   return r;
