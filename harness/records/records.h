@@ -88,7 +88,8 @@ struct RankTimesRecord {
   int32_t rank = 0;
   int64_t work_ns = 0;     // the model's function on this rank (its plugin, issuing on a GPU)
   int64_t device_ns = -1;  // that function's work on the GPU (-1: cpu ranks)
-  int64_t path_ns = 0;     // the runtime's path: inputs, small outputs copied out, finish
+  int64_t path_ns = 0;     // the runtime's own: the step beyond the longer of work and device,
+                           // and the waits
   int64_t wait_ns = 0;     // waiting for the other ranks (the agreement, the step's barriers)
   int64_t step_ns = 0;     // the step on this rank, whole
 };

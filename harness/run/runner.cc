@@ -148,12 +148,13 @@ RankTimesRecord rankTimes(const RankStepTimes& t, int32_t step) {
   r.rank = t.rank;
   r.work_ns = t.plugin_ns;
   r.device_ns = t.device_ns;
-  // The output copy and the finish wait for the device inside them (device_wait_ns counts those
-  // waits): what is the device's is not the runtime's path.
-  r.path_ns =
-      std::max<int64_t>(0, t.inputs_ns + t.output_copy_ns + t.finish_ns - t.device_wait_ns);
   r.wait_ns = t.start_ns + t.agree_ns + t.end_ns;
   r.step_ns = t.step_ns + t.start_ns + t.end_ns;
+  // The runtime's own path is what the step takes beyond its work (the host's or the device's,
+  // whichever is longer) and the waits for the others: its copies, exchanges and bookkeeping.
+  // Not the phases' sum: on a GPU the runtime waits for the device inside several of them (an
+  // input copy behind the last step's work, the outputs' copy), which is the device's time.
+  r.path_ns = std::max<int64_t>(0, r.step_ns - r.wait_ns - std::max(r.work_ns, r.device_ns));
   return r;
 }
 
