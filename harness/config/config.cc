@@ -353,6 +353,8 @@ bool patternKey(Experiment& e, const std::string& key, const Reader& r) {
       inputNamed(e, name).range = parseRange(r);
     } else if (field == "broadcast") {
       inputNamed(e, name).broadcast = r.boolean();
+    } else if (field == "resident") {
+      inputNamed(e, name).resident = r.boolean();
     } else {
       return false;
     }
@@ -385,7 +387,8 @@ bool patternKey(Experiment& e, const std::string& key, const Reader& r) {
   }
   if (kind == ExperimentKind::Train) {
     valid.insert(valid.end(), {"model.OPTION", "input.NAME.shape", "input.NAME.dtype",
-                               "input.NAME.range", "input.NAME.broadcast", "axes.model.OPTION",
+                               "input.NAME.range", "input.NAME.broadcast", "input.NAME.resident",
+                               "axes.model.OPTION",
                                "axes.BACKEND.ranks", "axes.BACKEND.batch"});
   }
   throw BadInput(entry.where + ": unknown key '" + key + "' in a " + kindName(kind) +

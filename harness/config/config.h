@@ -11,7 +11,8 @@
 //                 plugin, function | step, check                                 (train)
 //                 check, blocking, timing (batch | iteration)                    (collectives)
 //   [model]       any key: a model option passed to Session::load (plugin-defined)
-//   [input.NAME]  shape (dims or `batch`), dtype, range (lo:hi), broadcast       (train)
+//   [input.NAME]  shape (dims or `batch`), dtype, range (lo:hi), broadcast,      (train)
+//                 resident (cuda: kept in the GPUs' memory, not copied every step)
 //   [axes]        ranks, backend, batch, collectives, model.OPTION, precision    (train)
 //                 ranks, backend, op, bytes, dtype, redop, root                  (collectives)
 //   [axes.BACKEND] ranks, batch: that backend's own values (e.g. [axes.cpu] ranks = 1,2)
@@ -53,6 +54,9 @@ struct InputSpec {
   // Values are drawn uniformly from [low, high] (integers: every integer in it).
   std::optional<std::pair<double, double>> range;
   bool broadcast = false;  // every rank gets the whole input (else scattered along axis 0)
+  // cuda: the input stays in every rank's GPU memory (DataOptions::device_resident), a training
+  // set placed there once, instead of its rows being copied from shared memory every step.
+  bool resident = false;
 };
 
 // One action of a step: call a function, or all-reduce (average) a shared variable through the

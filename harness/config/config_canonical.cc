@@ -78,6 +78,9 @@ std::string Experiment::canonical() const {
             numberText(input.range->first) + ":" + numberText(input.range->second);
       }
       lines[prefix + "broadcast"] = input.broadcast ? "true" : "false";
+      // Only when on: it changes what a step copies, so it is part of the comparability key,
+      // and inputs described before it existed keep theirs.
+      if (input.resident) lines[prefix + "resident"] = "true";
     }
   } else {
     lines["experiment.check"] = std::to_string(check_iterations);

@@ -77,6 +77,11 @@ std::vector<Array> makeInputs(const FunctionSpec& function, const std::vector<In
   return arrays;
 }
 
+bool residentInput(const std::vector<InputSpec>& specs, const std::string& name) {
+  const InputSpec* spec = find(specs, name);
+  return spec != nullptr && spec->resident;
+}
+
 std::vector<std::string> broadcastInputs(const FunctionSpec& function,
                                          const std::vector<InputSpec>& specs) {
   std::vector<std::string> names;

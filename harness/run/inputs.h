@@ -20,6 +20,8 @@ std::vector<Array> makeInputs(const FunctionSpec& function, const std::vector<In
                               int64_t rows, uint64_t seed);
 
 // The input names of `function` the config marks broadcast.
+// Whether the input named so stays in the GPUs' memory (InputSpec::resident).
+bool residentInput(const std::vector<InputSpec>& specs, const std::string& name);
 std::vector<std::string> broadcastInputs(const FunctionSpec& function,
                                          const std::vector<InputSpec>& specs);
 

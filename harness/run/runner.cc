@@ -90,8 +90,11 @@ Bound bind(Session& session, const Model& model, const Experiment& e, const Poin
       const FunctionSpec& spec = functionSpec(model, a.name);
       action.function =
           session.function(model, a.name, {.broadcast = broadcastInputs(spec, e.inputs)});
-      for (Array& array : makeInputs(spec, e.inputs, point.rows, seed))
-        action.inputs.push_back(session.data(array));
+      std::vector<Array> arrays = makeInputs(spec, e.inputs, point.rows, seed);
+      for (size_t i = 0; i < arrays.size(); ++i) {
+        const bool resident = residentInput(e.inputs, spec.inputs[i].name);
+        action.inputs.push_back(session.data(arrays[i], {.device_resident = resident}));
+      }
     } else {
       variableSpec(model, a.name);
       action.variables = {model.variable(a.name)};

@@ -121,6 +121,18 @@ TEST_CASE("overrides: --set wins, and a step replaces a function", "[harness]") 
   CHECK(e.step[1].name == "grad");
   CHECK(e.stepText() == "grad, all_reduce(grad), update");
   CHECK(e.model.at("lr") == "0.5");
+  // Step times on by default and absent from the configuration; off, they enter it. A resident
+  // input enters the inputs' description (and so the comparability key) only when on.
+  CHECK(e.step_times);
+  CHECK_FALSE(e.inputs[0].resident);
+  CHECK_THAT(e.canonical(), !Catch::Contains("step_times") && !Catch::Contains("resident"));
+  const Experiment r = parseExperiment(
+      kTrain, "toy.ini", {"experiment.step_times=false", "input.x.resident=true"});
+  CHECK_FALSE(r.step_times);
+  CHECK(r.inputs[0].resident);
+  CHECK_THAT(r.canonical(), Catch::Contains("experiment.step_times = false\n") &&
+                                Catch::Contains("input.x.resident = true\n"));
+  CHECK_THAT(errorOf(kTrain, {"input.x.resident=maybe"}), Catch::Contains("must be true or false"));
   CHECK_THAT(errorOf(kTrain, {"axes.ranks"}),
              Catch::Contains("--set axes.ranks: expected key=value"));
   CHECK_THAT(errorOf(kTrain, {"axes.ranks=0"}),
