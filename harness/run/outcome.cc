@@ -1,8 +1,9 @@
 #include "synk/harness/run/outcome.h"
 
-#include <cstring>
 #include <optional>
 
+#include "synk/core/byte_io.h"
+#include "synk/core/error.h"
 #include "synk/harness/base/errors.h"
 
 namespace synk::harness {
@@ -10,138 +11,80 @@ namespace {
 
 constexpr uint32_t kMagic = 0x53594e4b;  // "SYNK"
 
-class Writer {
- public:
-  template <typename T>
-  void put(T value) {
-    out_.append(reinterpret_cast<const char*>(&value), sizeof value);
-  }
-  void put(const std::string& s) {
-    put<uint64_t>(s.size());
-    out_ += s;
-  }
-  void put(const std::optional<double>& v) {
-    put<uint8_t>(v ? 1 : 0);
-    put<double>(v.value_or(0));
-  }
-  std::string& bytes() { return out_; }
+void putOptional(ByteWriter& w, const std::optional<double>& v) {
+  w.put<uint8_t>(v ? 1 : 0);
+  w.put<double>(v.value_or(0));
+}
 
- private:
-  std::string out_;
-};
+std::optional<double> getOptional(ByteReader& r) {
+  const bool present = r.get<uint8_t>() != 0;
+  const double v = r.get<double>();
+  return present ? std::optional<double>(v) : std::nullopt;
+}
 
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T value;
-    std::memcpy(&value, in_.data() + at_, sizeof value);
-    at_ += sizeof value;
-    return value;
-  }
-  std::string text() {
-    const uint64_t n = get<uint64_t>();
-    need(n);
-    std::string s(in_.substr(at_, n));
-    at_ += n;
-    return s;
-  }
-  std::optional<double> maybe() {
-    const bool present = get<uint8_t>() != 0;
-    const double v = get<double>();
-    return present ? std::optional<double>(v) : std::nullopt;
-  }
-  bool done() const { return at_ == in_.size(); }
-  void need(uint64_t n) const {
-    if (n > in_.size() - at_)
-      throw RunFailed("a repetition's report ended early (its process died while writing it)");
-  }
+void putGpu(ByteWriter& w, const GpuReading& g) {
+  w(g.gpu, g.seconds);
+  for (const std::optional<double>& v :
+       {g.sm_mhz, g.memory_mhz, g.power_w, g.energy_j, g.temperature_c, g.throttled_s})
+    putOptional(w, v);
+  w.put<uint64_t>(g.throttle_reasons);
+}
 
- private:
-  std::string_view in_;
-  size_t at_ = 0;
-};
+GpuReading getGpu(ByteReader& r) {
+  GpuReading g;
+  r(g.gpu, g.seconds);
+  for (std::optional<double>* v :
+       {&g.sm_mhz, &g.memory_mhz, &g.power_w, &g.energy_j, &g.temperature_c, &g.throttled_s})
+    *v = getOptional(r);
+  g.throttle_reasons = r.get<uint64_t>();
+  return g;
+}
 
 }  // namespace
 
+// core's ByteWriter and ByteReader (core/byte_io.h): a count past the bytes left is refused
+// before anything is allocated for it, a read past the end throws.
 std::string encodeOutcome(const JobOutcome& outcome) {
-  Writer w;
+  ByteWriter w;
   w.put(kMagic);
-  w.put(outcome.status);
-  w.put(outcome.message);
-  w.put(outcome.startup_ns);
+  w(outcome.status, outcome.message, outcome.startup_ns);
   w.put<uint64_t>(outcome.points.size());
   for (const PointOutcome& p : outcome.points) {
-    w.put<int32_t>(p.point);
-    w.put(p.status);
-    w.put(p.message);
-    w.put(p.wrong);
-    w.put(p.steps);
-    w.put<uint64_t>(p.samples.size());
-    w.bytes().append(reinterpret_cast<const char*>(p.samples.data()),
-                     p.samples.size() * sizeof(SampleRecord));
+    w(p.point, p.status, p.message, p.wrong, p.steps, p.samples);
     w.put<uint64_t>(p.gpus.size());
-    for (const GpuReading& g : p.gpus) {
-      w.put<int32_t>(g.gpu);
-      w.put<double>(g.seconds);
-      for (const std::optional<double>& v :
-           {g.sm_mhz, g.memory_mhz, g.power_w, g.energy_j, g.temperature_c, g.throttled_s})
-        w.put(v);
-      w.put<uint64_t>(g.throttle_reasons);
-    }
-    w.put<uint64_t>(p.rank_times.size());
-    w.bytes().append(reinterpret_cast<const char*>(p.rank_times.data()),
-                     p.rank_times.size() * sizeof(RankTimesRecord));
+    for (const GpuReading& g : p.gpus)
+      putGpu(w, g);
+    w(p.rank_times);
   }
   w.put(kMagic);
-  return std::move(w.bytes());
+  return std::string(reinterpret_cast<const char*>(w.data()), w.size());
 }
 
 JobOutcome decodeOutcome(std::string_view bytes) {
   if (bytes.empty()) throw RunFailed("the repetition's process reported nothing");
-  Reader r(bytes);
-  if (r.get<uint32_t>() != kMagic) throw RunFailed("a repetition's report is garbled");
+  ByteReader r(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
   JobOutcome outcome;
-  outcome.status = r.text();
-  outcome.message = r.text();
-  outcome.startup_ns = r.get<int64_t>();
-  const uint64_t points = r.get<uint64_t>();
-  for (uint64_t i = 0; i < points; ++i) {
-    PointOutcome p;
-    p.point = r.get<int32_t>();
-    p.status = r.text();
-    p.message = r.text();
-    p.wrong = r.get<int64_t>();
-    p.steps = r.get<int64_t>();
-    const uint64_t n = r.get<uint64_t>();
-    if (n > bytes.size() / sizeof(SampleRecord))
-      throw RunFailed("a repetition's report is garbled");
-    p.samples.resize(n);
-    for (SampleRecord& s : p.samples)
-      s = r.get<SampleRecord>();
-    const uint64_t gpus = r.get<uint64_t>();
-    if (gpus > 4096) throw RunFailed("a repetition's report is garbled");
-    for (uint64_t k = 0; k < gpus; ++k) {
-      GpuReading g;
-      g.gpu = r.get<int32_t>();
-      g.seconds = r.get<double>();
-      for (std::optional<double>* v :
-           {&g.sm_mhz, &g.memory_mhz, &g.power_w, &g.energy_j, &g.temperature_c, &g.throttled_s})
-        *v = r.maybe();
-      g.throttle_reasons = r.get<uint64_t>();
-      p.gpus.push_back(g);
+  try {
+    if (r.get<uint32_t>() != kMagic) throw RunFailed("a repetition's report is garbled");
+    r(outcome.status, outcome.message, outcome.startup_ns);
+    const auto points = r.get<uint64_t>();
+    r.checkCount(points, 1);
+    for (uint64_t i = 0; i < points; ++i) {
+      PointOutcome p;
+      r(p.point, p.status, p.message, p.wrong, p.steps, p.samples);
+      const auto gpus = r.get<uint64_t>();
+      r.checkCount(gpus, sizeof(int32_t) + sizeof(double));
+      for (uint64_t k = 0; k < gpus; ++k)
+        p.gpus.push_back(getGpu(r));
+      r(p.rank_times);
+      outcome.points.push_back(std::move(p));
     }
-    const uint64_t times = r.get<uint64_t>();
-    if (times > bytes.size() / sizeof(RankTimesRecord))
+    if (r.get<uint32_t>() != kMagic || r.remaining() != 0) {
       throw RunFailed("a repetition's report is garbled");
-    p.rank_times.resize(times);
-    for (RankTimesRecord& t : p.rank_times)
-      t = r.get<RankTimesRecord>();
-    outcome.points.push_back(std::move(p));
+    }
+  } catch (const InternalError&) {  // a read or a count past the end
+    throw RunFailed("a repetition's report ended early (its process died while writing it)");
   }
-  if (r.get<uint32_t>() != kMagic || !r.done()) throw RunFailed("a repetition's report is garbled");
   return outcome;
 }
 
