@@ -5,10 +5,6 @@
 namespace synk::harness {
 namespace {
 
-double seconds(int64_t ns) {
-  return double(ns) * 1e-9;
-}
-
 int64_t axisInt(const PointRecord& p, const std::string& name) {
   const auto found = p.axes.find(name);
   return found == p.axes.end() ? 0 : std::atoll(found->second.c_str());
@@ -60,9 +56,9 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
   std::vector<double> compute, collective, startup;
   for (const SampleRecord& r : samples) {
     if (r.rank != options.rank || left_out(r.repetition)) continue;
-    by_rep[r.repetition].push_back(seconds(r.ns));
-    if (r.compute_ns != kNoValue) compute.push_back(seconds(r.compute_ns));
-    if (r.collective_ns != kNoValue) collective.push_back(seconds(r.collective_ns));
+    by_rep[r.repetition].push_back(nanosToSeconds(r.ns));
+    if (r.compute_ns != kNoValue) compute.push_back(nanosToSeconds(r.compute_ns));
+    if (r.collective_ns != kNoValue) collective.push_back(nanosToSeconds(r.collective_ns));
     ++s.samples;
   }
   std::map<int, double> rep_step;  // each repetition's median step, for its energy per step
@@ -118,7 +114,7 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
   if (!compute.empty()) s.compute_s = median(std::move(compute));
   if (!collective.empty()) s.collective_s = median(std::move(collective));
   for (const RepetitionRecord& r : repetitions) {
-    if (r.startup_ns > 0) startup.push_back(seconds(r.startup_ns));
+    if (r.startup_ns > 0) startup.push_back(nanosToSeconds(r.startup_ns));
   }
   if (!startup.empty()) {
     s.startup_min_s = *std::min_element(startup.begin(), startup.end());
@@ -131,7 +127,7 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
 std::vector<double> slowestRankRepetitionMedians(const std::vector<SampleRecord>& samples) {
   std::map<int, std::vector<double>> by_rep;
   for (const auto& [at, ns] : slowestPerIteration(samples))
-    by_rep[at.first].push_back(seconds(ns));
+    by_rep[at.first].push_back(nanosToSeconds(ns));
   std::vector<double> out;
   for (auto& [rep, values] : by_rep)
     out.push_back(median(std::move(values)));
@@ -141,14 +137,14 @@ std::vector<double> slowestRankRepetitionMedians(const std::vector<SampleRecord>
 std::vector<double> slowestRankTimes(const std::vector<SampleRecord>& samples) {
   std::vector<double> out;
   for (const auto& [at, ns] : slowestPerIteration(samples))
-    out.push_back(seconds(ns));
+    out.push_back(nanosToSeconds(ns));
   return out;
 }
 
 double slowestRankMedian(const std::vector<SampleRecord>& samples) {
   std::vector<double> values;
   for (const auto& [at, ns] : slowestPerIteration(samples))
-    values.push_back(seconds(ns));
+    values.push_back(nanosToSeconds(ns));
   return median(std::move(values));
 }
 

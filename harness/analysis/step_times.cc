@@ -10,13 +10,9 @@
 namespace synk::harness {
 namespace {
 
-double seconds(int64_t ns) {
-  return static_cast<double>(ns) * 1e-9;
-}
-
 // What a rank's own work cost in a step: its GPU's time where measured, else the host's.
 double workOf(const RankTimesRecord& t) {
-  return seconds(t.device_ns >= 0 ? t.device_ns : t.work_ns);
+  return nanosToSeconds(t.device_ns >= 0 ? t.device_ns : t.work_ns);
 }
 
 }  // namespace
@@ -30,11 +26,11 @@ std::optional<StepTimesSummary> summarizeStepTimes(const std::vector<RankTimesRe
   std::map<std::pair<int, int>, std::pair<double, int>> slowest;  // (rep, step) -> (work, rank)
   for (const RankTimesRecord& t : times) {
     Columns& c = by_rank[t.rank];
-    c.work.push_back(seconds(t.work_ns));
-    if (t.device_ns >= 0) c.device.push_back(seconds(t.device_ns));
-    c.path.push_back(seconds(t.path_ns));
-    c.wait.push_back(seconds(t.wait_ns));
-    c.step.push_back(seconds(t.step_ns));
+    c.work.push_back(nanosToSeconds(t.work_ns));
+    if (t.device_ns >= 0) c.device.push_back(nanosToSeconds(t.device_ns));
+    c.path.push_back(nanosToSeconds(t.path_ns));
+    c.wait.push_back(nanosToSeconds(t.wait_ns));
+    c.step.push_back(nanosToSeconds(t.step_ns));
     c.own.push_back(workOf(t));
     auto [it, fresh] = slowest.try_emplace({t.repetition, t.step}, workOf(t), t.rank);
     if (!fresh && workOf(t) > it->second.first) it->second = {workOf(t), t.rank};

@@ -80,6 +80,11 @@ struct RepetitionRecord {
 
 inline constexpr int64_t kNoValue = -1;
 
+// A record's nanoseconds as seconds, what every summary reports.
+inline double nanosToSeconds(int64_t ns) {
+  return static_cast<double>(ns) * 1e-9;
+}
+
 // One rank's time in one timed step of a training point, by what it spent it on
 // (Session::lastStepTimes, experiment.step_times), in nanoseconds.
 struct RankTimesRecord {

@@ -137,7 +137,9 @@ ForkOptions forkOptions(const Experiment& e, const Point& point) {
   options.n_parallel = point.ranks;
   options.backend = point.backend;
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(e.timeout * 1000));
-  options.step_times = e.kind == ExperimentKind::Train && e.step_times;
+  // A split step (calls and collectives, several runtime steps) is timed by its compute and
+  // collective parts instead: its ranks time no phases.
+  options.step_times = e.kind == ExperimentKind::Train && e.step_times && e.step.size() == 1;
   return options;
 }
 
@@ -237,7 +239,8 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
   result.point = point.index;
   try {
     const auto start = Clock::now();
-    Session session = fork(forkOptions(e, point));
+    const ForkOptions fork_options = forkOptions(e, point);
+    Session session = fork(fork_options);
     Model model = loadModel(session, plugin_path, point.model);
     Bound bound = bind(session, model, e, point, e.seed + static_cast<uint64_t>(repetition));
     session.distribute();
@@ -281,10 +284,9 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
       });
     }
     std::optional<Telemetry> telemetry;
-    // Every rank's phases of each timed step, read between steps (outside their times). A split
-    // step (calls and collectives, several runtime steps) has its compute and collective times.
+    // Every rank's phases of each timed step, read between steps (outside their times).
     std::function<void(const SampleRecord&)> after_step;
-    if (forkOptions(e, point).step_times && !split) {
+    if (fork_options.step_times) {
       after_step = [&](const SampleRecord& sample) {
         for (const RankStepTimes& t : session.lastStepTimes())
           result.rank_times.push_back(rankTimes(t, sample.step));
