@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,13 @@ bool sharesDevices(int n_ranks) {
   BackendRegistry registry = makeDefaultRegistry();
   BackendFactory* factory = registry.find(testBackend());
   return factory != nullptr && factory->bindsDevices() && factory->deviceCount() < n_ranks;
+}
+
+int ranksForEveryDevice(int minimum) {
+  BackendRegistry registry = makeDefaultRegistry();
+  BackendFactory* factory = registry.find(testBackend());
+  if (factory == nullptr || !factory->bindsDevices()) return minimum;
+  return std::max(minimum, factory->deviceCount());
 }
 
 Session forkForTest(int n_ranks, ForkOptions options) {

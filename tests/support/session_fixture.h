@@ -11,6 +11,10 @@ namespace synk::test {
 std::string testBackend();
 // Whether forkForTest(n_ranks) makes ranks share devices (so NCCL is not available there).
 bool sharesDevices(int n_ranks);
+
+// One rank per visible device of the test backend, at least `minimum` (on backends that bind no
+// devices, `minimum`): tests that must hold on every GPU of the machine, e.g. a fault mid-NCCL.
+int ranksForEveryDevice(int minimum);
 // A session of n ranks on the test backend with a short deadline (tests must not hang). With
 // fewer GPUs than ranks, ranks share the GPUs round-robin (host-staged collectives).
 Session forkForTest(int n_ranks, ForkOptions options = {});
