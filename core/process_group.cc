@@ -58,6 +58,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
         str("fork: master_rank ", options.master_rank, " is not a rank of ", options.n_ranks));
   }
   if (options.timeout.count() <= 0) throw InvalidArgument("fork: timeout must be positive");
+  if (options.startup_timeout.count() <= 0) {
+    throw InvalidArgument("fork: startup_timeout must be positive");
+  }
   SharedMapping mapping(ControlBlock::bytesFor(options.n_ranks));
   std::unique_ptr<ProcessGroup> group(new ProcessGroup(options, std::move(mapping)));
   ControlBlock& cb = *group->cb_;
@@ -128,12 +131,23 @@ pid_t ProcessGroup::pidOf(int rank) const {
   return cb_->slot(rank).pid.load();
 }
 
-Waiter ProcessGroup::commandWaiter(std::string what) {
-  // Saturate: now + a timeout of years would overflow the clock.
+namespace {
+
+// now + timeout, saturated: a timeout of years would overflow the clock.
+Clock::time_point deadlineAfter(std::chrono::milliseconds timeout) {
   const auto now = Clock::now();
   const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(Waiter::never() - now);
-  const auto deadline = options_.timeout >= room ? Waiter::never() : now + options_.timeout;
-  return Waiter(*cb_, this, deadline, std::move(what));
+  return timeout >= room ? Waiter::never() : now + timeout;
+}
+
+}  // namespace
+
+Waiter ProcessGroup::commandWaiter(std::string what) {
+  return Waiter(*cb_, this, deadlineAfter(options_.timeout), std::move(what));
+}
+
+Waiter ProcessGroup::startupWaiter(std::string what) {
+  return Waiter(*cb_, this, deadlineAfter(options_.startup_timeout), std::move(what));
 }
 
 Waiter ProcessGroup::idleWaiter() {

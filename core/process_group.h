@@ -29,6 +29,8 @@ struct ProcessGroupOptions {
   int master_rank = 0;
   // Deadline of every wait inside a command (a rank that does not arrive in time is reported).
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  // Deadline of the waits of the ranks' start (backends, communicators, the startup barrier).
+  std::chrono::milliseconds startup_timeout{std::chrono::minutes(2)};
   // How long a waiting rank spins before it sleeps on a futex.
   std::chrono::microseconds spin{200};
   // Yield the core while spinning; fork() sets it when ranks outnumber hardware threads.
@@ -67,6 +69,8 @@ class ProcessGroup : public Liveness {
 
   // A waiter with the session's deadline, starting now.
   Waiter commandWaiter(std::string what);
+  // A waiter with the start's deadline (startup_timeout), starting now.
+  Waiter startupWaiter(std::string what);
   // A waiter without deadline: a worker waiting for the master's next command.
   Waiter idleWaiter();
 

@@ -52,6 +52,10 @@ struct ForkOptions {
   // Deadline of every wait inside a step: a rank that does not arrive in time is reported and
   // the session is aborted.
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  // Deadline of the session's start: every rank's backend up (NCCL's communicators take seconds
+  // on several GPUs) and at the startup barrier. Apart from `timeout` so that a short step
+  // deadline does not fail the start.
+  std::chrono::milliseconds startup_timeout{std::chrono::minutes(2)};
   // How long a waiting rank spins before sleeping (keeps a step round trip in microseconds).
   std::chrono::microseconds spin{200};
   // cpu backend: pin rank r to the r-th CPU this process may run on (when there are at least as

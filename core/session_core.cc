@@ -67,6 +67,7 @@ void SessionCore::start() {
   pg.n_ranks = options_.n_parallel;
   pg.master_rank = options_.master_rank;
   pg.timeout = options_.timeout;
+  pg.startup_timeout = options_.startup_timeout;
   pg.spin = options_.spin;
   // More ranks than hardware threads: a spinning rank would hold the core its peer needs.
   pg.cpus = rankCpus(options_, *factory_);
@@ -101,7 +102,7 @@ void SessionCore::startBackend() {
                         &data_.blobs(),
                         backend_.get(),
                         &backend_->communicator(backend_->nativeUnavailable() == nullptr)};
-  Waiter waiter = group_->commandWaiter("startup");
+  Waiter waiter = group_->startupWaiter("startup");
   group_->barrier().arrive(waiter, BarrierSite::Startup);
 }
 

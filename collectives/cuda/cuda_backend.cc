@@ -56,7 +56,7 @@ class CudaBackend final : public Backend {
       heap_.setSegmentObserver(
           [device](void* base, size_t bytes) { device->registerHostMemory(base, bytes); });
       if (no_native_.empty()) {
-        Waiter waiter = group_.commandWaiter("creating the NCCL communicator");
+        Waiter waiter = group_.startupWaiter("creating the NCCL communicator");
         nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter);
         device_->attachNccl(nccl_->comm(), nccl_->parent());
       }

@@ -21,6 +21,7 @@ constexpr double kBoundSeconds = 10.0;
 RankOptions shortDeadline() {
   RankOptions options;
   options.timeout = kDeadline;
+  options.startup_timeout = kDeadline;  // the faults at init and split: at this deadline
   return options;
 }
 

@@ -96,6 +96,23 @@ TEST_CASE("the split returns ncclSuccess while its job runs: the child is used o
   requireHealthy(run, n);
 }
 
+// A session's start (init, then the split) may take longer than a step's deadline: several GPUs'
+// communicators take seconds while a user's steps may be bounded at one. The start has its own.
+TEST_CASE("a start slower than the step deadline is bounded by startup_timeout, not timeout",
+          "[coll]") {
+  standin::Faults faults;
+  faults.job_delay = std::chrono::milliseconds(1500);  // init and split: each past `timeout`
+  RankOptions options;
+  options.timeout = std::chrono::milliseconds(1000);
+  options.startup_timeout = std::chrono::milliseconds(30000);
+  const auto factory = standinFactory(faults);
+  const RankRun run =
+      launchRanks(*factory, 2, [](RankContext& ctx) { sumAndCheck(ctx, 100); }, options);
+  INFO(run.describe());
+  REQUIRE(run.allOk());
+  requireHealthy(run, 2);
+}
+
 TEST_CASE("finalize answers ncclInProgress, then ncclSuccess: close polls it, then destroys",
           "[coll]") {
   standin::Faults faults;

@@ -77,6 +77,10 @@ TEST_CASE("fork options are validated before anything starts", "[core][session]"
   CHECK_THROWS_WITH(test::forkForTest(2, {.master_rank = 2}), Contains("master_rank 2"));
   CHECK_THROWS_WITH(test::forkForTest(-1), Contains("n_parallel"));
   CHECK_THROWS_WITH(test::forkForTest(2, {.devices = {0}}), Contains("1 devices listed for 2"));
+  CHECK_THROWS_WITH(test::forkForTest(2, {.timeout = std::chrono::milliseconds(-1)}),
+                    Contains("timeout must be positive"));
+  CHECK_THROWS_WITH(test::forkForTest(2, {.startup_timeout = std::chrono::milliseconds(0)}),
+                    Contains("startup_timeout must be positive"));
   ForkOptions bad;
   bad.backend = "tpu";
   bad.n_parallel = 2;

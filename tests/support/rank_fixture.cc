@@ -150,6 +150,7 @@ RankRun launchRanks(BackendFactory& factory, int n_ranks, const RankBody& body,
   group_options.n_ranks = n_ranks;
   group_options.master_rank = 0;
   group_options.timeout = options.timeout;
+  group_options.startup_timeout = options.startup_timeout;
   group_options.spin = options.spin;
   auto group = ProcessGroup::create(group_options, [&](ProcessGroup& worker) {
     return workerMain(worker, factory, body, devices);

@@ -34,6 +34,8 @@ struct RankOptions {
   // Deadline of every wait: inside bodies (RankContext::waiter), at the final barrier, and for
   // the workers' exit.
   std::chrono::milliseconds timeout{30000};
+  // Deadline of the start (the backend's creation: NCCL's communicators).
+  std::chrono::milliseconds startup_timeout{30000};
   std::chrono::microseconds spin{200};
   // Device of each rank for device backends; empty = rank r on device r. Ranks may share one
   // ({0, 0}: two ranks on one GPU, host-staged collectives only).

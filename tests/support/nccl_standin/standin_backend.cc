@@ -35,7 +35,7 @@ class StandinBackend final : public Backend {
   explicit StandinBackend(RankEnvironment& env) : group_(env.group), exit_(env.group.rank()) {
     device_ = std::make_unique<StandinDevice>(env.device_ordinal, group_.rank(), standinNccl());
     try {
-      Waiter waiter = group_.commandWaiter("creating the NCCL communicator");
+      Waiter waiter = group_.startupWaiter("creating the NCCL communicator");
       nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter, standinNccl());
       device_->attachNccl(nccl_->comm(), nccl_->parent());
     } catch (...) {
