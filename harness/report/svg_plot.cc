@@ -267,6 +267,10 @@ std::string renderLineChart(const LineChart& chart) {
   return out + legend(names, dashed) + footer(chart.title);
 }
 
+// The thinnest bar part drawn, in pixels: num() prints one decimal, so a part thinner than 0.05
+// would print as a zero height and vanish.
+constexpr double kMinBarPixels = 0.5;
+
 std::string renderBarChart(const BarChart& chart) {
   double top = 0;
   for (const BarStack& b : chart.bars) {
@@ -287,9 +291,12 @@ std::string renderBarChart(const BarChart& chart) {
     for (size_t k = 0; k < chart.bars[i].parts.size(); ++k) {
       const double v = chart.bars[i].parts[k];
       if (v <= 0) continue;
+      // A part far below the stack's scale (a rank that barely waits) still gets a hairline:
+      // every part the chart declares is drawn, and its tooltip can be found.
+      const double height = std::max(y(base) - y(base + v), kMinBarPixels);
       bars += "<rect class=\"mark\" fill=\"" + std::string(kColors[k % 10]) + "\" x=\"" +
-              num(left) + "\" width=\"" + num(slot * 0.7) + "\" y=\"" + num(y(base + v)) +
-              "\" height=\"" + num(y(base) - y(base + v)) + "\"><title>" +
+              num(left) + "\" width=\"" + num(slot * 0.7) + "\" y=\"" + num(y(base) - height) +
+              "\" height=\"" + num(height) + "\"><title>" +
               htmlEscape(chart.bars[i].label) + ": " + htmlEscape(chart.part_names[k]) + " " +
               label(v) + "</title></rect>";
       base += v;
