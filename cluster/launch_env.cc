@@ -149,6 +149,19 @@ NodeLayout planNodes(const std::optional<LaunchEnv>& env, const NodeRequest& req
   return layout;
 }
 
+void refuseSeveralProcesses(const EnvLookup& env) {
+  const std::optional<LaunchEnv> launch = detectLauncher(env);
+  if (!launch || launch->processes == 1) return;
+  const char* independent = env("SYNK_INDEPENDENT_SESSIONS");
+  if (independent != nullptr && std::string_view(independent) == "1") return;
+  throw UsageError(str(
+      "fork: this process is ", launcherName(launch->launcher), " process ", launch->process,
+      " of ", launch->processes, ", but one session over several processes or nodes is not built "
+      "yet (cluster/README.md): each process would fork a session of its own and work alone. Run "
+      "the program once per machine without a launcher, or set SYNK_INDEPENDENT_SESSIONS=1 to run "
+      "independent sessions on purpose"));
+}
+
 std::string describe(const std::optional<LaunchEnv>& env, const NodeLayout& layout) {
   std::string who = "no launcher (one node)";
   if (env) {

@@ -62,6 +62,11 @@ NodeLayout planNodes(const std::optional<LaunchEnv>& env, const NodeRequest& req
 // SYNK_SIMULATE_NODES set to 1 (any other value but 0 or empty is refused with InvalidArgument).
 bool simulateNodesRequested(const EnvLookup& env);
 
+// A session over several launcher processes is not built yet (README, "Next"): under mpirun or
+// srun with more than one process each would fork a session of its own and work alone, silently.
+// Throws UsageError saying so, unless SYNK_INDEPENDENT_SESSIONS=1 asks for exactly that.
+void refuseSeveralProcesses(const EnvLookup& env);
+
 // One line: "open-mpi process 1 of 3 (1 on this host): node 1 of 3, ranks 2-3 of 6 (2 per node)".
 std::string describe(const std::optional<LaunchEnv>& env, const NodeLayout& layout);
 

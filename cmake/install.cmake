@@ -8,6 +8,7 @@ set(synk_package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/synk)
 # Exported as synk::<name>; the headers each exposes (synk_target_headers) are installed with it.
 set(synk_exported
   synk_core core
+  synk_cluster cluster
   synk_collectives collectives
   synk_plugin_abi abi
   synk_plugin_sdk sdk

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "synk/cluster/launch_env.h"
 #include "synk/collectives/registry.h"
 #include "synk/core/plugin_search.h"
 #include "synk/plugins/host/dll_model_loader.h"
@@ -9,6 +10,7 @@
 namespace synk {
 
 Session fork(const ForkOptions& options) {
+  cluster::refuseSeveralProcesses(cluster::processEnvironment());
   return forkSession(options, makeDefaultRegistry(), std::make_shared<DllModelLoader>());
 }
 

@@ -137,6 +137,19 @@ TEST_CASE("a total the launch cannot give is refused with what to change", "[clu
   CHECK_THROWS_WITH(planNodes(env, {.ranks_per_node = 0}), Contains("at least 1, got 0"));
 }
 
+TEST_CASE("fork under a launcher of several processes is refused until sessions span them",
+          "[cluster]") {
+  CHECK_NOTHROW(refuseSeveralProcesses(mapEnv({})));
+  CHECK_NOTHROW(refuseSeveralProcesses(mapEnv(openMpi(1, 0, 1))));
+  CHECK_THROWS_AS(refuseSeveralProcesses(mapEnv(openMpi(2, 1, 1))), UsageError);
+  CHECK_THROWS_WITH(refuseSeveralProcesses(mapEnv(srunStep(2, 1, 2, 1, "1(x2)"))),
+                    Contains("slurm process 1 of 2") && Contains("not built yet") &&
+                        Contains("SYNK_INDEPENDENT_SESSIONS=1"));
+  auto independent = openMpi(2, 1, 1);
+  independent["SYNK_INDEPENDENT_SESSIONS"] = std::to_string(1);
+  CHECK_NOTHROW(refuseSeveralProcesses(mapEnv(independent)));
+}
+
 TEST_CASE("SYNK_SIMULATE_NODES takes 1 or 0", "[cluster]") {
   CHECK_FALSE(simulateNodesRequested(mapEnv({})));
   CHECK_FALSE(simulateNodesRequested(mapEnv({{"SYNK_SIMULATE_NODES", "0"}})));
