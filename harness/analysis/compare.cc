@@ -88,14 +88,14 @@ std::string configDifference(const RunRecord& a, const RunRecord& b) {
 }
 
 std::string statusReason(const char* side, const PointRecord& p) {
-  return std::string(side) + " point " + p.status + (p.reason.empty() ? "" : ": " + p.reason);
+  return std::string(side) + " point " + toString(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
 }
 
 const PointRecord* referencePoint(const std::vector<PointRecord>& points, const PointRecord& p) {
   std::map<std::string, std::string> want = p.axes;
   want["ranks"] = "1";
   for (const PointRecord& q : points)
-    if (q.axes == want && q.status == "ok") return &q;
+    if (q.axes == want && q.status == PointStatus::ok) return &q;
   return nullptr;
 }
 
@@ -265,8 +265,8 @@ RunCompare compareRuns(const Store& store, int64_t baseline, int64_t candidate,
   std::vector<std::pair<const PointRecord*, const PointRecord*>> listed;
   for (const auto& [base, cand] : pairs) {
     // A point skipped by plan (no GPU here, ...) where the other side did not measure it either.
-    const bool base_skip = !base || base->status == "skipped";
-    const bool cand_skip = !cand || cand->status == "skipped";
+    const bool base_skip = !base || base->status == PointStatus::skipped;
+    const bool cand_skip = !cand || cand->status == PointStatus::skipped;
     if (base_skip && cand_skip) {
       ++rc.skipped_in_both;
       continue;
@@ -279,9 +279,9 @@ RunCompare compareRuns(const Store& store, int64_t baseline, int64_t candidate,
       s.incomparable = "only in the baseline run";
     } else if (!base) {
       s.incomparable = "only in the candidate run";
-    } else if (base->status != "ok") {
+    } else if (base->status != PointStatus::ok) {
       s.incomparable = statusReason("baseline", *base);
-    } else if (cand->status != "ok") {
+    } else if (cand->status != PointStatus::ok) {
       s.incomparable = statusReason("candidate", *cand);
     } else if (base->key != cand->key && !options.force) {
       s.incomparable = !machines.empty() ? "another machine"

@@ -15,7 +15,7 @@ PlanEstimate estimatePlan(const Experiment& e, const Plan& plan, const Store& st
     if (p.skipped) continue;
     const std::vector<PointRecord> earlier = store.pointsWithKey(p.key);
     const auto newest = std::find_if(earlier.rbegin(), earlier.rend(),
-                                     [](const PointRecord& r) { return r.status == "ok"; });
+                                     [](const PointRecord& r) { return r.status == PointStatus::ok; });
     if (newest == earlier.rend()) {
       ++out.unknown;
       continue;

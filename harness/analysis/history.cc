@@ -69,7 +69,7 @@ History loadHistory(const Store& store, const std::string& experiment,
   std::map<std::string, std::map<std::string, HistoryEntry>> entries;  // key -> entry id -> entry
   for (const RunRecord& run : runs) {
     for (const PointRecord& p : store.points(run.id)) {
-      if (p.status != "ok") continue;
+      if (p.status != PointStatus::ok) continue;
       const auto [at, added] = point_at.try_emplace(p.key, points.size());
       if (added) points.push_back({p.key, pointLabel(p.axes), {}, {}});
       if (!matches(points[at->second], options.point)) continue;

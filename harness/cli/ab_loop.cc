@@ -168,7 +168,7 @@ void absorbRound(Side& side, const std::string& db, int round) {
     if (added) {
       side.keys.push_back(p.key);
       a.point = p;
-    } else if (p.status != "ok" && a.point.status != "failed") {
+    } else if (p.status != PointStatus::ok && a.point.status != PointStatus::failed) {
       a.point.status = p.status;  // a failure or a wrong result in any round marks the point
       a.point.reason = p.reason;
     }

@@ -1,6 +1,41 @@
 #include "synk/harness/records/records.h"
 
+#include <array>
+#include <utility>
+
 namespace synk::harness {
+namespace {
+
+constexpr std::array<std::pair<PointStatus, std::string_view>, 5> kPointStatusNames{{
+    {PointStatus::ok, "ok"},
+    {PointStatus::wrong, "wrong"},
+    {PointStatus::failed, "failed"},
+    {PointStatus::skipped, "skipped"},
+    {PointStatus::interrupted, "interrupted"},
+}};
+
+}  // namespace
+
+std::string toString(PointStatus status) {
+  for (const auto& [value, name] : kPointStatusNames) {
+    if (value == status) return std::string(name);
+  }
+  return "status " + std::to_string(static_cast<int>(status));
+}
+
+std::optional<PointStatus> parsePointStatus(std::string_view text) {
+  for (const auto& [value, name] : kPointStatusNames) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+std::string pointStatusNames() {
+  std::string out;
+  for (const auto& [value, name] : kPointStatusNames)
+    out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
 
 bool GpuReading::throttled() const {
   // NVML's clocks-event reasons that slow the GPU down against its will: software power cap

@@ -6,9 +6,23 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace synk::harness {
+
+// A point's (and a repetition's) status. Stored as its text (toString: the SQLite column, the
+// JSON export and the console print exactly these words); text is parsed once where it comes in
+// (the store, the repetition's report pipe) and compared as the enum everywhere else.
+//   ok, wrong (the correctness check failed), failed, skipped (the plan's reason says why),
+//   interrupted (a repetition cut short by Ctrl-C: never stored, the point is dropped).
+enum class PointStatus { ok, wrong, failed, skipped, interrupted };
+
+std::string toString(PointStatus status);
+// The status named by `text`, or nullopt where it names none.
+std::optional<PointStatus> parsePointStatus(std::string_view text);
+// "ok, wrong, failed, skipped, interrupted": for an error naming the valid ones.
+std::string pointStatusNames();
 
 // Run status: running (or its process died: see RunRecord::process_*), complete, interrupted
 // (Ctrl-C: finished points kept), failed (a point failed, or the run could not go on).
@@ -36,14 +50,15 @@ struct RunRecord {
   std::string conditions, telemetry;
 };
 
-// Point status: ok, wrong (the correctness check failed), skipped (reason says why), failed.
+// A planned point of a run and how it went (status: PointStatus above).
 struct PointRecord {
   int64_t id = 0;
   int64_t run_id = 0;
   int seq = 0;  // position in the run's plan
   std::string key;
   std::map<std::string, std::string> axes;
-  std::string status, reason;
+  PointStatus status = PointStatus::ok;
+  std::string reason;
   int64_t wrong = 0;  // like nccl-tests' #wrong: wrong elements, or ranks whose check differed
   std::string started_at, ended_at;
 };
@@ -67,7 +82,7 @@ struct RepetitionRecord {
   int repetition = 0;
   int64_t startup_ns = 0;  // fork, communicator, model load, distribute
   int64_t steps = 0;       // timed steps
-  std::string status = "ok";
+  PointStatus status = PointStatus::ok;
   std::string message;
   // Seconds: the repetition's own measurement, where the program that took it summarised it
   // (an imported Google Benchmark repetition: real time per iteration). Unset for synk-bench's

@@ -101,7 +101,7 @@ struct Block {
 // One nccl-tests group: "  time  algbw  busbw  #wrong", or N/A where it did not run.
 std::string cellText(const CollectiveCell& c, bool checked) {
   char text[64];
-  if (!c.present || c.status == "failed" || c.status == "skipped" || c.time_s <= 0) {
+  if (!c.present || c.status == PointStatus::failed || c.status == PointStatus::skipped || c.time_s <= 0) {
     std::snprintf(text, sizeof text, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
   } else if (checked) {
     std::snprintf(text, sizeof text, "  %7s  %6s  %6s  %6lld", fitted(c.time_s * 1e6, 7).c_str(),
@@ -161,13 +161,13 @@ void printBlock(std::FILE* out, const RunData& data, const Block& block) {
       const CollectiveCell& c = cells[place];
       std::fprintf(out, "%s", cellText(c, checked).c_str());
       wrong += c.wrong;
-      if (c.present && c.status != "failed" && c.status != "skipped" && c.time_s > 0) {
+      if (c.present && c.status != PointStatus::failed && c.status != PointStatus::skipped && c.time_s > 0) {
         busbw_sum += c.busbw;
         ++busbw_count;
       }
-      if (c.present && (c.status == "failed" || c.status == "wrong")) {
+      if (c.present && (c.status == PointStatus::failed || c.status == PointStatus::wrong)) {
         problems.push_back(std::to_string(r->size) + " B " + (place ? "in place" : "out of place") +
-                           ": " + c.status + ": " + c.reason);
+                           ": " + toString(c.status) + ": " + c.reason);
       }
     }
     std::fprintf(out, "\n");
@@ -215,7 +215,7 @@ void printSideBySide(std::FILE* out, const std::vector<CollectiveRow>& rows,
         if (found != r.cells.end()) {
           for (int place : {1, 0}) {
             const CollectiveCell& c = found->second[place];
-            if (c.present && c.status == "ok" && c.busbw > 0) {
+            if (c.present && c.status == PointStatus::ok && c.busbw > 0) {
               v = c.busbw;
               break;
             }
@@ -254,7 +254,7 @@ void printCollectivesTable(std::FILE* out, const RunData& data) {
       const auto found = r.cells.find(backend);
       if (found == r.cells.end()) continue;
       const bool ran = std::any_of(found->second.begin(), found->second.end(), [](const auto& c) {
-        return c.present && c.status != "skipped";
+        return c.present && c.status != PointStatus::skipped;
       });
       if (!ran) continue;
       if (std::find(measured.begin(), measured.end(), backend) == measured.end())
@@ -275,7 +275,7 @@ void printCollectivesTable(std::FILE* out, const RunData& data) {
   // Skips, one line per backend and reason.
   std::map<std::string, int> reasons;
   for (const AnalysedPoint& p : data.points) {
-    if (p.record.status == "skipped") {
+    if (p.record.status == PointStatus::skipped) {
       ++reasons[axis(p.record, "backend") + ": " + p.record.reason];
     }
   }

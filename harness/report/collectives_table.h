@@ -17,7 +17,7 @@ namespace synk::harness {
 
 struct CollectiveCell {
   bool present = false;
-  std::string status;  // ok | wrong | failed | skipped
+  PointStatus status = PointStatus::ok;  // ok | wrong | failed | skipped (where present)
   std::string reason;
   double time_s = 0, algbw = 0, busbw = 0;
   double time_min_s = 0, time_max_s = 0;  // over the point's values (repetitions or iterations)

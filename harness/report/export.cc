@@ -56,7 +56,7 @@ void exportJson(std::FILE* out, const Store& store, int64_t run_id, const Summar
                          {"seq", p.seq},
                          {"key", p.key},
                          {"axes", p.axes},
-                         {"status", p.status},
+                         {"status", toString(p.status)},
                          {"reason", p.reason},
                          {"wrong", p.wrong},
                          {"summary", pointSummaryJson(data, i, rows)},
@@ -98,7 +98,7 @@ void exportCsv(std::FILE* out, const Store& store, int64_t run_id) {
                          std::to_string(p.seq) + "," + p.key;
     for (const std::string& a : axes)
       prefix += "," + csvField(p.axes.count(a) ? p.axes.at(a) : "");
-    prefix += "," + p.status;
+    prefix += "," + toString(p.status);
     for (const SampleRecord& s : store.samples(p.id)) {
       std::fprintf(out, "%s,%d,%d,%d,%lld,%s,%s\n", prefix.c_str(), s.repetition, s.rank, s.step,
                    static_cast<long long>(s.ns), optional(s.compute_ns).c_str(),

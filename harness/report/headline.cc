@@ -105,7 +105,7 @@ std::vector<std::string> collectivesHeadline(const RunData& data) {
       if (r.op != op || r.ranks != ranks) continue;
       for (const auto& [backend, cells] : r.cells)
         for (const CollectiveCell& c : cells)
-          if (c.present && c.status == "ok" && c.busbw > 0)
+          if (c.present && c.status == PointStatus::ok && c.busbw > 0)
             by_size[backend][r.size] = std::max(by_size[backend][r.size], c.busbw);
     }
     if (by_size.empty()) continue;
@@ -175,9 +175,9 @@ std::vector<std::string> headline(const RunData& data, Scaling scaling) {
                                                     : trainHeadline(data, scaling);
   int failed = 0, wrong = 0, skipped = 0, noisy = 0;
   for (const AnalysedPoint& a : data.points) {
-    failed += a.record.status == "failed";
-    wrong += a.record.status == "wrong";
-    skipped += a.record.status == "skipped";
+    failed += a.record.status == PointStatus::failed;
+    wrong += a.record.status == PointStatus::wrong;
+    skipped += a.record.status == PointStatus::skipped;
     noisy += !a.summary.warnings.empty();
   }
   std::string status;

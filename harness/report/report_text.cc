@@ -24,8 +24,8 @@ std::vector<std::string> varyingAxes(const RunData& data) {
 }
 
 std::string statusText(const PointRecord& p) {
-  if (p.status == "ok") return "ok";
-  return p.status + (p.reason.empty() ? "" : ": " + p.reason);
+  if (p.status == PointStatus::ok) return "ok";
+  return toString(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ OrderedJson repetitionJson(const RepetitionRecord& r) {
   return {{"repetition", r.repetition},
           {"startup_ns", r.startup_ns},
           {"steps", r.steps},
-          {"status", r.status},
+          {"status", toString(r.status)},
           {"message", r.message},
           {"value_s", optionalNumber(r.value)},
           {"other_cpu", optionalNumber(r.other_cpu)},

@@ -164,8 +164,8 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
     if (slot.status != 1) {
       std::string why = slot.message[0] ? std::string(slot.message) : abort_message;
       if (why.empty()) why = "not run (an earlier point ended the group)";
-      if (out.status != "failed") out.message = "rank " + std::to_string(r) + ": " + why;
-      out.status = "failed";
+      if (out.status != PointStatus::failed) out.message = "rank " + std::to_string(r) + ": " + why;
+      out.status = PointStatus::failed;
       continue;
     }
     out.wrong += slot.wrong;
@@ -179,8 +179,8 @@ PointOutcome collect(Job& job, size_t k, int ranks, const std::string& abort_mes
   }
   out.steps = job.e.steps;
   if (k < job.readings.size()) out.gpus = job.readings[k];
-  if (out.status == "ok" && out.wrong > 0) {
-    out.status = "wrong";
+  if (out.status == PointStatus::ok && out.wrong > 0) {
+    out.status = PointStatus::wrong;
     out.message = std::to_string(out.wrong) + " wrong element(s)";
   }
   return out;
@@ -233,13 +233,13 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
           std::chrono::duration_cast<std::chrono::nanoseconds>(job.ready - start).count();
     }
     if (job.interrupted) {
-      outcome.status = "interrupted";
+      outcome.status = PointStatus::interrupted;
       return outcome;
     }
     for (size_t k = 0; k < runnable.size(); ++k)
       outcome.points.push_back(collect(job, k, first.ranks, abort_message));
   } catch (const std::exception& error) {
-    outcome.status = "failed";
+    outcome.status = PointStatus::failed;
     outcome.message = error.what();
   }
   return outcome;

@@ -40,6 +40,15 @@ GpuReading getGpu(ByteReader& r) {
   return g;
 }
 
+// The status travels as its stored text (toString) and is parsed once here.
+PointStatus getStatus(ByteReader& r) {
+  std::string text;
+  r(text);
+  const auto status = parsePointStatus(text);
+  if (!status) throw RunFailed("a repetition's report is garbled (status '" + text + "')");
+  return *status;
+}
+
 }  // namespace
 
 // core's ByteWriter and ByteReader (core/byte_io.h): a count past the bytes left is refused
@@ -47,10 +56,10 @@ GpuReading getGpu(ByteReader& r) {
 std::string encodeOutcome(const JobOutcome& outcome) {
   ByteWriter w;
   w.put(kMagic);
-  w(outcome.status, outcome.message, outcome.startup_ns);
+  w(toString(outcome.status), outcome.message, outcome.startup_ns);
   w.put<uint64_t>(outcome.points.size());
   for (const PointOutcome& p : outcome.points) {
-    w(p.point, p.status, p.message, p.wrong, p.steps, p.samples);
+    w(p.point, toString(p.status), p.message, p.wrong, p.steps, p.samples);
     w.put<uint64_t>(p.gpus.size());
     for (const GpuReading& g : p.gpus)
       putGpu(w, g);
@@ -66,12 +75,15 @@ JobOutcome decodeOutcome(std::string_view bytes) {
   JobOutcome outcome;
   try {
     if (r.get<uint32_t>() != kMagic) throw RunFailed("a repetition's report is garbled");
-    r(outcome.status, outcome.message, outcome.startup_ns);
+    outcome.status = getStatus(r);
+    r(outcome.message, outcome.startup_ns);
     const auto points = r.get<uint64_t>();
     r.checkCount(points, 1);
     for (uint64_t i = 0; i < points; ++i) {
       PointOutcome p;
-      r(p.point, p.status, p.message, p.wrong, p.steps, p.samples);
+      r(p.point);
+      p.status = getStatus(r);
+      r(p.message, p.wrong, p.steps, p.samples);
       const auto gpus = r.get<uint64_t>();
       r.checkCount(gpus, sizeof(int32_t) + sizeof(double));
       for (uint64_t k = 0; k < gpus; ++k)

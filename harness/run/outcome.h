@@ -13,7 +13,7 @@ namespace synk::harness {
 
 struct PointOutcome {
   int point = 0;              // Point::index
-  std::string status = "ok";  // ok | wrong | failed | interrupted
+  PointStatus status = PointStatus::ok;  // ok | wrong | failed | interrupted
   std::string message;
   int64_t wrong = 0;
   int64_t steps = 0;
@@ -23,7 +23,7 @@ struct PointOutcome {
 };
 
 struct JobOutcome {
-  std::string status = "ok";  // ok | failed (before any point ran) | interrupted
+  PointStatus status = PointStatus::ok;  // ok | failed (before any point ran) | interrupted
   std::string message;
   int64_t startup_ns = 0;  // fork, communicator, model load, distribute
   std::vector<PointOutcome> points;

@@ -306,17 +306,17 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
     result.steps = static_cast<int64_t>(result.samples.size());
     if (childShouldStop(stop)) {
       if (reading.valid()) reading.wait();
-      outcome.status = result.status = "interrupted";
+      outcome.status = result.status = PointStatus::interrupted;
       return outcome;
     }
     result.wrong = countWrong(session, model, bound.checked, result.message);
     if (reading.valid()) result.gpus = reading.get();
     if (result.wrong > 0) {
-      result.status = "wrong";
+      result.status = PointStatus::wrong;
       result.message.resize(result.message.size() - 2);  // the last "; "
     }
   } catch (const std::exception& error) {
-    result.status = "failed";
+    result.status = PointStatus::failed;
     result.message = error.what();
   }
   return outcome;

@@ -188,7 +188,7 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
                          first_sample, sample_count)
       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql");
   insert.bind(1, point.run_id).bind(2, int64_t{point.seq}).bind(3, point.key);
-  insert.bind(4, toJson(point.axes)).bind(5, point.status).bind(6, point.reason);
+  insert.bind(4, toJson(point.axes)).bind(5, toString(point.status)).bind(6, point.reason);
   insert.bind(7, point.wrong).bind(8, point.started_at).bind(9, point.ended_at);
   insert.bind(10, first).bind(11, static_cast<int64_t>(rows->size()));
   insert.step();
@@ -209,7 +209,7 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
   };
   for (const RepetitionRecord& r : repetitions) {
     rep.bind(1, point.id).bind(2, int64_t{r.repetition}).bind(3, r.startup_ns);
-    rep.bind(4, r.steps).bind(5, r.status).bind(6, r.message);
+    rep.bind(4, r.steps).bind(5, toString(r.status)).bind(6, r.message);
     real(rep, 7, r.value);
     real(rep, 8, r.other_cpu);
     rep.step();

@@ -1,12 +1,21 @@
 // The Store's queries (store.h); writes are in store.cc.
 #include <sqlite3.h>
 
+#include "synk/harness/base/errors.h"
 #include "synk/harness/base/json.h"
 #include "synk/harness/store/store.h"
 #include "synk/harness/store/store_sql.h"
 
 namespace synk::harness {
 namespace {
+
+// A status column's text, parsed once here; anything else is a database this build cannot read.
+PointStatus readStatus(const sql::Statement& s, int column, const char* what, int64_t id) {
+  const std::string text = s.text(column);
+  if (const auto status = parsePointStatus(text)) return *status;
+  throw BadInput(std::string("the database's ") + what + " " + std::to_string(id) +
+                 " has the status '" + text + "'; a status is one of " + pointStatusNames());
+}
 
 constexpr const char* kRunColumns =
     "id, experiment, kind, tag, config_file, config_text, config_resolved, command_line, "
@@ -62,7 +71,7 @@ PointRecord readPoint(const sql::Statement& s) {
   p.seq = static_cast<int>(s.integer(2));
   p.key = s.text(3);
   p.axes = parseFlatJson(s.text(4));
-  p.status = s.text(5);
+  p.status = readStatus(s, 5, "point", p.id);
   p.reason = s.text(6);
   p.wrong = s.integer(7);
   p.started_at = s.text(8);
@@ -131,7 +140,7 @@ std::vector<RepetitionRecord> Store::repetitions(int64_t point_id) const {
     r.repetition = static_cast<int>(s.integer(0));
     r.startup_ns = s.integer(1);
     r.steps = s.integer(2);
-    r.status = s.text(3);
+    r.status = readStatus(s, 3, "repetition of point", point_id);
     r.message = s.text(4);
     r.value = real(s, 5);
     r.other_cpu = real(s, 6);

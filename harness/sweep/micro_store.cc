@@ -120,7 +120,7 @@ int64_t importMicroRun(Store& store, const std::vector<MicroResults>& files,
     point.axes = {{"benchmark", name}};
     point.key =
         hashHex("micro\n" + identity + "benchmark=" + name + "\nmachine=" + run.machine_key + "\n");
-    point.status = g.error.empty() ? "ok" : "failed";
+    point.status = g.error.empty() ? PointStatus::ok : PointStatus::failed;
     point.reason = g.error;
     point.started_at = point.ended_at = run.started_at;
     store.addPoint(point, g.repetitions, g.samples);

@@ -46,13 +46,13 @@ struct Accumulated {
   std::vector<RepetitionRecord> repetitions;
   std::vector<SampleRecord> samples;
   std::vector<RankTimesRecord> rank_times;
-  std::string status = "ok";
+  PointStatus status = PointStatus::ok;
   std::string reason;
   int64_t wrong = 0;
 
   void fail(const std::string& why) {
-    if (status != "failed") reason = why;
-    status = "failed";
+    if (status != PointStatus::failed) reason = why;
+    status = PointStatus::failed;
   }
 };
 
@@ -110,18 +110,18 @@ class Sweep {
     record.seq = p.index;
     record.key = p.key;
     record.axes = p.axes;
-    record.status = p.skipped ? "skipped" : acc.status;
+    record.status = p.skipped ? PointStatus::skipped : acc.status;
     record.reason = p.skipped ? p.reason : acc.reason;
     record.wrong = acc.wrong;
     record.started_at = started;
     record.ended_at = p.skipped ? started : isoNow();
     store_.addPoint(record, acc.repetitions, acc.samples, acc.rank_times);
-    if (record.status == "ok") ++summary_.ok;
-    if (record.status == "wrong") ++summary_.wrong;
-    if (record.status == "failed") ++summary_.failed;
-    if (record.status == "skipped") ++summary_.skipped;
-    if (record.status == "failed" || record.status == "wrong") {
-      progress_.note(record.status + ": " + p.label() + ": " + record.reason);
+    if (record.status == PointStatus::ok) ++summary_.ok;
+    if (record.status == PointStatus::wrong) ++summary_.wrong;
+    if (record.status == PointStatus::failed) ++summary_.failed;
+    if (record.status == PointStatus::skipped) ++summary_.skipped;
+    if (record.status == PointStatus::failed || record.status == PointStatus::wrong) {
+      progress_.note(toString(record.status) + ": " + p.label() + ": " + record.reason);
     }
   }
 
@@ -180,18 +180,18 @@ class Sweep {
         failed = true;
         continue;
       }
-      if (outcome.status == "interrupted") {
+      if (outcome.status == PointStatus::interrupted) {
         interrupted_ = true;
         break;
       }
-      if (outcome.status == "failed") {
+      if (outcome.status == PointStatus::failed) {
         for (auto& [index, a] : acc)
           a.fail(outcome.message);
         failed = true;
         continue;
       }
       for (PointOutcome& p : outcome.points) {
-        if (p.status == "interrupted") interrupted_ = true;
+        if (p.status == PointStatus::interrupted) interrupted_ = true;
         Accumulated& a = acc.at(p.point);
         RepetitionRecord record{rep, outcome.startup_ns, p.steps, p.status, p.message};
         record.other_cpu = other_cpu;
@@ -205,12 +205,12 @@ class Sweep {
           t.repetition = rep;
           a.rank_times.push_back(t);
         }
-        if (p.status == "failed") {
+        if (p.status == PointStatus::failed) {
           a.fail(p.message);
           failed = true;
-        } else if (p.status == "wrong") {
+        } else if (p.status == PointStatus::wrong) {
           a.wrong += p.wrong;
-          if (a.status == "ok") a.status = "wrong", a.reason = p.message;
+          if (a.status == PointStatus::ok) a.status = PointStatus::wrong, a.reason = p.message;
         }
       }
       if (interrupted_) break;

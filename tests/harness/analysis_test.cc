@@ -34,7 +34,7 @@ TEST_CASE("a point's step time is the median of its repetition medians", "[harne
       {0, 0, 2, 9000000, 8000000, 1000000},   {1, 0, 0, 3000000, kNoValue, kNoValue},
       {1, 0, 1, 4000000, kNoValue, kNoValue}, {2, 0, 0, 100000000, kNoValue, kNoValue},
       {2, 1, 0, 555, kNoValue, kNoValue}};  // another rank's sample: not the master's clock
-  const PointSummary s = summarizePoint(samples, {{0, 2000, 3, "ok", ""}, {1, 4000, 2, "ok", ""}});
+  const PointSummary s = summarizePoint(samples, {{0, 2000, 3, PointStatus::ok, ""}, {1, 4000, 2, PointStatus::ok, ""}});
   REQUIRE(s.repetition_medians.size() == 3);
   CHECK(s.repetition_medians[0] == Approx(2e-3));
   CHECK(s.repetition_medians[1] == Approx(3.5e-3));
@@ -111,7 +111,7 @@ TEST_CASE("energy per step is the read window's power times the median step", "[
       samples.push_back({r, 0, step, 2'000'000, kNoValue, kNoValue});
   std::vector<RepetitionRecord> reps;
   for (int r = 0; r < 2; ++r) {
-    RepetitionRecord rep{r, 0, 4, "ok", ""};
+    RepetitionRecord rep{r, 0, 4, PointStatus::ok, ""};
     for (double watts : {150.0, 250.0}) {
       GpuReading g;
       g.seconds = r == 0 ? 8e-3 : 40e-3;

@@ -160,7 +160,7 @@ void storeMillion(const Args& a) {
     PointRecord point;
     point.run_id = run.id;
     point.key = "k";
-    point.status = "ok";
+    point.status = PointStatus::ok;
     const auto t0 = Clock::now();
     const double cpu0 = cpuSeconds();
     store.addPoint(point, {}, samples);
@@ -204,14 +204,14 @@ void reportMillion(const Args& a) {
           point.run_id = run.id;
           point.seq = seq++;
           point.key = "k" + std::to_string(ranks) + "-" + std::to_string(batch);
-          point.status = "ok";
+          point.status = PointStatus::ok;
           point.axes = {{"backend", "cpu"},
                         {"ranks", std::to_string(ranks)},
                         {"batch", std::to_string(batch)}};
           std::vector<RepetitionRecord> reps;
           std::vector<SampleRecord> samples;
           for (int rep = 0; rep < kReps; ++rep) {
-            reps.push_back({rep, 5'000'000, kSteps, "ok", ""});
+            reps.push_back({rep, 5'000'000, kSteps, PointStatus::ok, ""});
             for (int step = 0; step < kSteps; ++step)
               samples.push_back(
                   {rep, 0, step, 100'000 + batch * 10 + (step * 7919) % 977, kNoValue, kNoValue});

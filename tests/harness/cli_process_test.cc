@@ -131,8 +131,8 @@ bool gone(pid_t pid) {
 void requireWholePoints(const std::string& db, int64_t run_id, size_t samples_per_point) {
   const Store store = Store::open(db, Store::Mode::Read);
   for (const PointRecord& p : store.points(run_id)) {
-    INFO("point " << p.seq << " " << p.status << " " << p.reason);
-    CHECK(p.status == "ok");
+    INFO("point " << p.seq << " " << toString(p.status) << " " << p.reason);
+    CHECK(p.status == PointStatus::ok);
     CHECK(store.samples(p.id).size() == samples_per_point);
   }
 }

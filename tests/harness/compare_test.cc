@@ -179,9 +179,9 @@ TEST_CASE("compare: a missing point, a failed point or an unfinished run is inco
   Store store = Store::open(dir.file("c.db"), Store::Mode::Write);
   const std::vector<double> v = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
   SyntheticPoint failed = point("2", {});
-  failed.status = "failed";
+  failed.status = PointStatus::failed;
   SyntheticPoint skipped = point("4", {});
-  skipped.status = "skipped";
+  skipped.status = PointStatus::skipped;
   const int64_t base =
       storeRun(store, syntheticRun("toy", "c1", "t1"), {point("1", v), point("2", v), skipped});
   const int64_t cand = storeRun(store, syntheticRun("toy", "c2", "t2"),

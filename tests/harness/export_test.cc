@@ -75,12 +75,12 @@ TEST_CASE("export --json: a repetition on a throttled GPU is flagged, and can be
   PointRecord p;
   p.run_id = record.id;
   p.key = "k";
-  p.status = "ok";
+  p.status = PointStatus::ok;
   p.axes = {{"backend", "cuda"}, {"batch", "64"}, {"ranks", "1"}};
   std::vector<RepetitionRecord> reps;
   std::vector<SampleRecord> samples;
   for (int r = 0; r < 5; ++r) {
-    RepetitionRecord rep{r, 0, 2, "ok", ""};
+    RepetitionRecord rep{r, 0, 2, PointStatus::ok, ""};
     // Two steps of 1 ms at 100 W (repetition 4: of 2 ms at 75 W), the read window their time.
     GpuReading gpu;
     gpu.seconds = r == 4 ? 4e-3 : 2e-3;

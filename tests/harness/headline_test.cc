@@ -66,7 +66,7 @@ TEST_CASE("headline: failures, skips and noise are counted", "[harness]") {
   TempDir dir;
   Store store = Store::open(dir.file("f.db"), Store::Mode::Write);
   SyntheticPoint failed = cuda("2", "nccl", 1e-3);
-  failed.status = "failed";
+  failed.status = PointStatus::failed;
   failed.values_s.clear();
   SyntheticPoint noisy = cuda("1", "nccl", 1e-3);
   noisy.values_s = {0.8e-3, 0.8e-3, 0.8e-3, 2.6e-3, 2.6e-3};

@@ -11,7 +11,7 @@ namespace {
 
 JobOutcome sample() {
   JobOutcome o;
-  o.status = "ok";
+  o.status = PointStatus::ok;
   o.startup_ns = 1234;
   PointOutcome& p = o.points.emplace_back();
   p.point = 3;
@@ -37,7 +37,7 @@ JobOutcome sample() {
 
 TEST_CASE("a repetition's outcome round-trips through its wire format", "[harness]") {
   const JobOutcome back = decodeOutcome(encodeOutcome(sample()));
-  CHECK(back.status == "ok");
+  CHECK(back.status == PointStatus::ok);
   CHECK(back.startup_ns == 1234);
   REQUIRE(back.points.size() == 1);
   const PointOutcome& p = back.points[0];
@@ -64,4 +64,26 @@ TEST_CASE("a report cut short or garbled is refused", "[harness]") {
   garbled[0] ^= 0x55;
   CHECK_THROWS_WITH(decodeOutcome(garbled), Catch::Contains("garbled"));
   CHECK_THROWS_WITH(decodeOutcome(whole + "x"), Catch::Contains("garbled"));
+}
+
+TEST_CASE("a point status is stored, exported and printed as its word, and read back", "[harness]") {
+  const std::vector<std::pair<PointStatus, std::string>> words = {
+      {PointStatus::ok, "ok"},
+      {PointStatus::wrong, "wrong"},
+      {PointStatus::failed, "failed"},
+      {PointStatus::skipped, "skipped"},
+      {PointStatus::interrupted, "interrupted"}};
+  for (const auto& [status, word] : words) {
+    CHECK(toString(status) == word);
+    CHECK(parsePointStatus(word) == status);
+    JobOutcome o = sample();
+    o.status = o.points[0].status = status;
+    const JobOutcome back = decodeOutcome(encodeOutcome(o));
+    CHECK(back.status == status);
+    CHECK(back.points[0].status == status);
+  }
+  CHECK_FALSE(parsePointStatus("timeout"));
+  CHECK_FALSE(parsePointStatus("OK"));
+  CHECK_FALSE(parsePointStatus(""));
+  CHECK(pointStatusNames() == "ok, wrong, failed, skipped, interrupted");
 }

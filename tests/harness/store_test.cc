@@ -38,7 +38,7 @@ PointRecord samplePoint(int64_t run_id, int seq) {
   p.seq = seq;
   p.key = "key" + std::to_string(seq % 3);
   p.axes = {{"ranks", "2"}, {"batch", "64"}, {"quote", "a \"b\"\n"}};
-  p.status = "ok";
+  p.status = PointStatus::ok;
   return p;
 }
 
@@ -93,7 +93,7 @@ TEST_CASE("a run, its points, repetitions and samples come back as stored", "[ha
     PointRecord p = samplePoint(run.id, 0);
     std::vector<SampleRecord> shuffled = samples(2, 4);
     std::swap(shuffled.front(), shuffled.back());  // stored in (repetition, rank, step) order
-    RepetitionRecord second{1, 6000, 4, "ok", ""};
+    RepetitionRecord second{1, 6000, 4, PointStatus::ok, ""};
     second.other_cpu = 0.75;
     GpuReading gpu;
     gpu.gpu = 1;
@@ -103,10 +103,10 @@ TEST_CASE("a run, its points, repetitions and samples come back as stored", "[ha
     gpu.energy_j = 206.25;
     gpu.throttle_reasons = 0x4;  // software power cap
     second.gpus = {gpu};
-    store.addPoint(p, {{0, 5000, 4, "ok", ""}, second}, shuffled);
+    store.addPoint(p, {{0, 5000, 4, PointStatus::ok, ""}, second}, shuffled);
     point_id = p.id;
     PointRecord skipped = samplePoint(run.id, 1);
-    skipped.status = "skipped";
+    skipped.status = PointStatus::skipped;
     skipped.reason = "needs 8 GPUs";
     store.addPoint(skipped, {}, {});
     store.endRun(run.id, "complete");
@@ -259,7 +259,7 @@ TEST_CASE("two processes writing one database at once keep every row", "[harness
         store.beginRun(run);
         for (int i = 0; i < kPoints; ++i) {
           PointRecord p = samplePoint(run.id, i);
-          store.addPoint(p, {{0, 1, kSteps, "ok", ""}}, samples(1, kSteps));
+          store.addPoint(p, {{0, 1, kSteps, PointStatus::ok, ""}}, samples(1, kSteps));
         }
         store.endRun(run.id, "complete");
       } catch (const std::exception& e) {

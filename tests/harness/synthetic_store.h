@@ -15,7 +15,7 @@ namespace synk::harness::test {
 struct SyntheticPoint {
   std::map<std::string, std::string> axes;
   std::vector<double> values_s;  // one per repetition
-  std::string status = "ok";
+  PointStatus status = PointStatus::ok;
   std::string key;  // "": a hash of the experiment, the machine key and the axes
 };
 
