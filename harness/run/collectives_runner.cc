@@ -210,9 +210,12 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
             first.backend != "host",
             factory->bindsDevices() ? factory->deviceCount() : 0,
             results,
-            stop};
-    job.telemetry_gpus = telemetry_gpus;
-    job.points_done = points_done;
+            stop,
+            {},
+            false,
+            telemetry_gpus,
+            {},
+            points_done};
     factory->checkBeforeFork();
     ProcessGroupOptions options;
     options.n_ranks = first.ranks;

@@ -193,7 +193,12 @@ class Sweep {
       for (PointOutcome& p : outcome.points) {
         if (p.status == PointStatus::interrupted) interrupted_ = true;
         Accumulated& a = acc.at(p.point);
-        RepetitionRecord record{rep, outcome.startup_ns, p.steps, p.status, p.message};
+        RepetitionRecord record;
+        record.repetition = rep;
+        record.startup_ns = outcome.startup_ns;
+        record.steps = p.steps;
+        record.status = p.status;
+        record.message = p.message;
         record.other_cpu = other_cpu;
         record.gpus = p.gpus;
         a.repetitions.push_back(std::move(record));
