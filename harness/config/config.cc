@@ -17,8 +17,12 @@ namespace synk::harness {
 const std::vector<std::string> kBackends = {"cpu", "cuda"};
 const std::vector<std::string> kTrainCollectives = {"nccl", "host"};
 const std::vector<std::string> kCollectiveBackends = {"cpu", "host", "nccl"};
-const std::vector<std::string> kCollectiveOps = {"all_reduce", "broadcast", "reduce",
-                                                 "all_gather", "gather",    "scatter"};
+const std::vector<std::string> kCollectiveOps = [] {
+  std::vector<std::string> names;
+  for (Collective op : benchCollectives())
+    names.push_back(toString(op));
+  return names;
+}();
 const std::vector<std::string> kDTypes = {"float32", "float64", "int32",   "int64",
                                           "uint8",   "float16", "bfloat16"};
 const std::vector<std::string> kRedops = {"sum", "prod", "max", "min", "avg"};
@@ -293,7 +297,11 @@ std::map<std::string, Handler> collectiveKeys() {
          e.axes.backend = r.nameAxis(kCollectiveBackends, true);
        }},
       {"axes.op",
-       [](Experiment& e, const Reader& r) { e.axes.op = r.nameAxis(kCollectiveOps, true); }},
+       [](Experiment& e, const Reader& r) {
+         e.axes.op.clear();
+         for (const std::string& name : r.nameAxis(kCollectiveOps, true))
+           e.axes.op.push_back(*parseCollective(name));  // nameAxis refused any other name
+       }},
       {"axes.bytes",
        [](Experiment& e, const Reader& r) { e.axes.bytes = r.intAxis(0, Unit::Bytes); }},
       {"axes.dtype",

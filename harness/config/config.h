@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "synk/harness/records/collective.h"
 #include "synk/harness/config/config_file.h"
 
 namespace synk::harness {
@@ -76,7 +77,7 @@ struct Axes {
   // per backend: its own ranks / batch values
   std::map<std::string, std::vector<int64_t>> ranks_for, batch_for;
   // collectives
-  std::vector<std::string> op{"all_reduce"};
+  std::vector<Collective> op{Collective::AllReduce};  // parsed once here (records/collective.h)
   std::vector<int64_t> bytes{8};
   std::vector<std::string> dtype{"float32"};
   std::vector<std::string> redop{"sum"};

@@ -86,7 +86,10 @@ std::string Experiment::canonical() const {
     lines["experiment.check"] = std::to_string(check_iterations);
     lines["experiment.blocking"] = blocking ? "true" : "false";
     lines["experiment.timing"] = timingName(timing);
-    lines["axes.op"] = listText(axes.op);
+    std::vector<std::string> ops;
+    for (Collective op : axes.op)
+      ops.push_back(toString(op));
+    lines["axes.op"] = listText(ops);
     lines["axes.bytes"] = listText(axes.bytes);
     lines["axes.dtype"] = listText(axes.dtype);
     lines["axes.redop"] = listText(axes.redop);

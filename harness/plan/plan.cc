@@ -141,8 +141,8 @@ std::string collectiveSkip(const Point& p, const Experiment& e, const MachineLim
 // nccl-tests' two column groups: all_reduce, broadcast and reduce out of place then in place;
 // the gathers and scatter have the out-of-place form only (synk's communicators take separate
 // send and receive buffers for them).
-std::vector<Placement> placementsOf(const std::string& op) {
-  if (op == "all_reduce" || op == "broadcast" || op == "reduce") {
+std::vector<Placement> placementsOf(Collective op) {
+  if (op == Collective::AllReduce || op == Collective::Broadcast || op == Collective::Reduce) {
     return {Placement::OutOfPlace, Placement::InPlace};
   }
   return {Placement::OutOfPlace};
@@ -152,7 +152,7 @@ void collectivePoints(const Experiment& e, const MachineLimits& m, std::vector<P
   int job = 0;
   for (const std::string& backend : e.axes.backend) {
     for (int64_t ranks : e.axes.ranks) {
-      for (const std::string& op : e.axes.op) {
+      for (Collective op : e.axes.op) {
         for (const std::string& dtype : e.axes.dtype) {
           const std::vector<std::string> redops =
               reduces(op) ? e.axes.redop : std::vector<std::string>{"none"};
@@ -173,7 +173,7 @@ void collectivePoints(const Experiment& e, const MachineLimits& m, std::vector<P
                   p.placement = placement;
                   p.axes = {{"backend", backend},
                             {"ranks", std::to_string(ranks)},
-                            {"op", op},
+                            {"op", toString(op)},
                             {"dtype", dtype},
                             {"redop", redop},
                             {"root", std::to_string(root)},
@@ -199,12 +199,13 @@ const char* placementName(Placement placement) {
   return placement == Placement::InPlace ? "in" : "out";
 }
 
-bool hasRoot(const std::string& op) {
-  return op == "broadcast" || op == "reduce" || op == "gather" || op == "scatter";
+bool hasRoot(Collective op) {
+  return op == Collective::Broadcast || op == Collective::Reduce || op == Collective::Gather ||
+         op == Collective::Scatter;
 }
 
-bool reduces(const std::string& op) {
-  return op == "all_reduce" || op == "reduce";
+bool reduces(Collective op) {
+  return op == Collective::AllReduce || op == Collective::Reduce;
 }
 
 std::string Point::label() const {

@@ -42,7 +42,8 @@ struct Point {
   std::map<std::string, std::string> model;  // model options with the model axes applied
 
   // collectives
-  std::string op, dtype, redop;  // redop "none" for ops that do not reduce
+  Collective op = Collective::AllReduce;
+  std::string dtype, redop;  // redop "none" for ops that do not reduce
   int root = -1;                 // -1 for ops without a root
   int64_t bytes = 0;
   Placement placement = Placement::OutOfPlace;
@@ -68,7 +69,7 @@ Plan makePlan(const Experiment& experiment, const MachineLimits& machine,
               const std::string& machine_key);
 
 // Whether `op` has a root (broadcast, reduce, gather, scatter) / reduces (all_reduce, reduce).
-bool hasRoot(const std::string& op);
-bool reduces(const std::string& op);
+bool hasRoot(Collective op);
+bool reduces(Collective op);
 
 }  // namespace synk::harness

@@ -17,13 +17,12 @@ std::string axis(const PointRecord& p, const char* name) {
 
 }  // namespace
 
-double busbwFactorOf(const std::string& op, int ranks) {
-  static const std::map<std::string, Collective> ops = {
-      {"all_reduce", Collective::AllReduce}, {"broadcast", Collective::Broadcast},
-      {"reduce", Collective::Reduce},        {"all_gather", Collective::AllGather},
-      {"gather", Collective::Gather},        {"scatter", Collective::Scatter}};
-  const auto found = ops.find(op);
-  return found == ops.end() ? 1.0 : busbwFactor(found->second, ranks);
+std::optional<Collective> collectiveOf(const PointRecord& p) {
+  return parseCollective(axis(p, "op"));
+}
+
+double busbwFactorOf(const std::optional<Collective>& op, int ranks) {
+  return op ? busbwFactor(*op, ranks) : 1.0;
 }
 
 std::string ncclTypeName(const std::string& dtype) {
@@ -43,11 +42,12 @@ std::vector<CollectiveRow> collectiveRows(const RunData& data) {
     if (!index.count(key)) {
       CollectiveRow row;
       row.op = axis(p, "op");
+      row.collective = collectiveOf(p);
       row.dtype = axis(p, "dtype");
       row.redop = axis(p, "redop");
       row.root = std::atoi(axis(p, "root").c_str());
       row.ranks = std::atoi(axis(p, "ranks").c_str());
-      const CollectiveShape shape = collectiveShape(row.op, std::atoll(axis(p, "bytes").c_str()),
+      const CollectiveShape shape = collectiveShape(row.collective.value_or(Collective::AllReduce), std::atoll(axis(p, "bytes").c_str()),
                                                     row.ranks, parseDType(row.dtype));
       row.size = shape.bytes();
       row.count = shape.part;
@@ -65,7 +65,7 @@ std::vector<CollectiveRow> collectiveRows(const RunData& data) {
     cell.time_max_s = data.points[i].summary.spread.max;
     if (cell.time_s > 0) {
       cell.algbw = double(row.size) / cell.time_s * 1e-9;
-      cell.busbw = cell.algbw * busbwFactorOf(row.op, row.ranks);
+      cell.busbw = cell.algbw * busbwFactorOf(row.collective, row.ranks);
     }
   }
   return rows;

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "synk/harness/analysis/report_data.h"
+#include "synk/harness/records/collective.h"
 
 namespace synk::harness {
 
@@ -25,7 +27,8 @@ struct CollectiveCell {
 };
 
 struct CollectiveRow {
-  std::string op, dtype, redop;
+  std::string op, dtype, redop;  // op as stored
+  std::optional<Collective> collective;  // op, parsed (collectiveOf)
   int root = -1, ranks = 1;
   int64_t size = 0;  // bytes moved (nccl-tests' size column)
   size_t count = 0;  // elements (per rank for gathers and scatter)
@@ -34,7 +37,10 @@ struct CollectiveRow {
 
 std::vector<CollectiveRow> collectiveRows(const RunData& data);
 // The busbw factor of nccl-tests for op on n ranks.
-double busbwFactorOf(const std::string& op, int ranks);
+double busbwFactorOf(const std::optional<Collective>& op, int ranks);
+// A stored point's op axis, parsed (nullopt: no op axis, or a name synk-bench never wrote;
+// its shape is then the whole buffer's, as all_reduce's, and its busbw factor 1).
+std::optional<Collective> collectiveOf(const PointRecord& p);
 // nccl-tests' name of a dtype: float, double, half, bfloat16, int32, int64, uint8.
 std::string ncclTypeName(const std::string& dtype);
 

@@ -118,25 +118,25 @@ class Bench {
   // Allocations; may throw (out of memory): the caller agrees before any collective.
   void allocate() {
     const size_t e = shape_.element_bytes;
-    const bool gathers = p_.op == "gather" || p_.op == "all_gather";
-    send_.emplace(device_, (gathers ? shape_.part : p_.op == "scatter" ? 0 : shape_.total) * e + 1);
+    const bool gathers = p_.op == Collective::Gather || p_.op == Collective::AllGather;
+    send_.emplace(device_, (gathers ? shape_.part : p_.op == Collective::Scatter ? 0 : shape_.total) * e + 1);
     const bool separate_recv =
-        p_.op == "gather" || p_.op == "all_gather" || p_.op == "scatter" || !p_.in_place;
+        p_.op == Collective::Gather || p_.op == Collective::AllGather || p_.op == Collective::Scatter || !p_.in_place;
     if (separate_recv) {
-      const size_t count = p_.op == "scatter" ? shape_.part : shape_.total;
+      const size_t count = p_.op == Collective::Scatter ? shape_.part : shape_.total;
       recv_.emplace(device_, count * e + 1);
     }
-    if (p_.op == "scatter" && rank_ == p_.root) source_.reserve(side_.heap, shape_.total * e + 1);
+    if (p_.op == Collective::Scatter && rank_ == p_.root) source_.reserve(side_.heap, shape_.total * e + 1);
   }
 
   // Published at the agreement barrier: where the root's scatter source lies.
   void publish(std::byte* outbox) const {
-    if (p_.op != "scatter" || rank_ != p_.root) return;
+    if (p_.op != Collective::Scatter || rank_ != p_.root) return;
     const ShmLocation location = *side_.heap.locate(source_.data());
     std::memcpy(outbox, &location, sizeof location);
   }
   void attach(const std::byte* root_outbox) {
-    if (p_.op != "scatter") return;
+    if (p_.op != Collective::Scatter) return;
     ShmLocation location;
     std::memcpy(&location, root_outbox, sizeof location);
     source_at_ = static_cast<std::byte*>(side_.heap.resolve(location));
@@ -144,7 +144,7 @@ class Bench {
 
   void fill(Waiter& waiter) {
     const ReduceOp op = reductionOp();
-    if (p_.op == "scatter") {
+    if (p_.op == Collective::Scatter) {
       if (rank_ != p_.root) return;
       HostImage all(p_.dtype, shape_.total);
       for (int r = 0; r < n_; ++r) {
@@ -154,9 +154,9 @@ class Bench {
       std::memcpy(source_.data(), all.data(), all.bytes());
       return;
     }
-    const bool gathers = p_.op == "gather" || p_.op == "all_gather";
+    const bool gathers = p_.op == Collective::Gather || p_.op == Collective::AllGather;
     HostImage image(p_.dtype, gathers ? shape_.part : shape_.total);
-    const bool overwritten = p_.op == "broadcast" && rank_ != p_.root;
+    const bool overwritten = p_.op == Collective::Broadcast && rank_ != p_.root;
     for (size_t i = 0; i < (gathers ? shape_.part : shape_.total); ++i)
       image.set(i, overwritten ? 100 : pattern(op, rank_, i, n_));
     if (image.bytes() > 0) {
@@ -165,7 +165,7 @@ class Bench {
     }
     // Out of place the result buffer starts as a value no result has, so an op that leaves it
     // alone counts as wrong even after an earlier check filled it correctly.
-    if (recv_ && (p_.op == "all_reduce" || p_.op == "broadcast" || p_.op == "reduce")) {
+    if (recv_ && (p_.op == Collective::AllReduce || p_.op == Collective::Broadcast || p_.op == Collective::Reduce)) {
       HostImage sentinel(p_.dtype, shape_.total);
       for (size_t i = 0; i < shape_.total; ++i)
         sentinel.set(i, kSentinel);
@@ -178,23 +178,23 @@ class Bench {
 
   void run(Waiter& waiter) {
     const ReduceOp op = p_.redop;
-    if (p_.op == "all_reduce") {
+    if (p_.op == Collective::AllReduce) {
       AllReduceArgs args{recvOrSend(), shape_.total, p_.dtype, op};
       if (!p_.in_place) args.send = send_->data();
       comm_.allReduce(args, waiter);
-    } else if (p_.op == "broadcast") {
+    } else if (p_.op == Collective::Broadcast) {
       BroadcastArgs args{recvOrSend(), shape_.total, p_.dtype, p_.root};
       if (!p_.in_place) args.send = send_->data();
       comm_.broadcast(args, waiter);
-    } else if (p_.op == "reduce") {
+    } else if (p_.op == Collective::Reduce) {
       ReduceArgs args{send_->data(), recvOrSend(), shape_.total, p_.dtype, op, p_.root};
       if (rank_ != p_.root) args.recv = nullptr;
       comm_.reduce(args, waiter);
-    } else if (p_.op == "gather") {
+    } else if (p_.op == Collective::Gather) {
       GatherArgs args{send_->data(), rank_ == p_.root ? recv_->data() : nullptr, counts_, p_.dtype,
                       p_.root};
       comm_.gather(args, waiter);
-    } else if (p_.op == "all_gather") {
+    } else if (p_.op == Collective::AllGather) {
       comm_.allGather({send_->data(), recv_->data(), counts_, p_.dtype}, waiter);
     } else {  // scatter: each rank copies its part of the root's shared source
       const size_t bytes = shape_.part * shape_.element_bytes;
@@ -213,9 +213,9 @@ class Bench {
 
   // Wrong elements in this rank's result.
   int64_t check(Waiter& waiter) {
-    const bool root_only = p_.op == "reduce" || p_.op == "gather";
+    const bool root_only = p_.op == Collective::Reduce || p_.op == Collective::Gather;
     if (root_only && rank_ != p_.root) return 0;
-    const bool whole = p_.op != "scatter";
+    const bool whole = p_.op != Collective::Scatter;
     HostImage image(p_.dtype, whole ? shape_.total : shape_.part);
     if (image.bytes() > 0) {
       const void* result = recvOrSend();
@@ -228,11 +228,11 @@ class Bench {
     const size_t count = image.bytes() / shape_.element_bytes;
     for (size_t i = 0; i < count; ++i) {
       double expected;
-      if (p_.op == "all_reduce" || p_.op == "reduce") {
+      if (p_.op == Collective::AllReduce || p_.op == Collective::Reduce) {
         expected = reduced(op, i, n_);
-      } else if (p_.op == "broadcast") {
+      } else if (p_.op == Collective::Broadcast) {
         expected = pattern(op, p_.root, i, n_);
-      } else if (p_.op == "scatter") {
+      } else if (p_.op == Collective::Scatter) {
         expected = pattern(op, rank_, i, n_);
       } else {
         expected = pattern(op, static_cast<int>(i / shape_.part), i % shape_.part, n_);
@@ -244,7 +244,7 @@ class Bench {
 
  private:
   ReduceOp reductionOp() const {
-    return p_.op == "all_reduce" || p_.op == "reduce" ? p_.redop : ReduceOp::Max;
+    return p_.op == Collective::AllReduce || p_.op == Collective::Reduce ? p_.redop : ReduceOp::Max;
   }
   void* recvOrSend() const { return recv_ ? recv_->data() : send_->data(); }
 
@@ -269,7 +269,7 @@ int timesPerRank(const CollectiveParams& params) {
 bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times, int64_t& wrong,
                        std::string& failure, std::vector<GpuReading>* gpus) {
   Barrier& barrier = side.group.barrier();
-  Waiter waiter = side.group.commandWaiter("collective " + p.op);
+  Waiter waiter = side.group.commandWaiter("collective " + toString(p.op));
   Bench bench(side, p);
   bool ok = true;
   try {
@@ -280,7 +280,7 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
     ok = false;
   }
   if (!barrier.arrive(waiter, BarrierSite::Agree, ok)) return false;
-  if (p.op == "scatter") bench.attach(barrier.exchangeOf(p.root));
+  if (p.op == Collective::Scatter) bench.attach(barrier.exchangeOf(p.root));
 
   bench.fill(waiter);
   barrier.arrive(waiter, BarrierSite::CommandStart);

@@ -19,12 +19,13 @@
 #include "synk/core/process_group.h"
 #include "synk/core/reduce_op.h"
 #include "synk/core/shm_heap.h"
+#include "synk/harness/records/collective.h"
 #include "synk/harness/run/gpu_telemetry.h"
 
 namespace synk::harness {
 
 struct CollectiveParams {
-  std::string op;
+  Collective op = Collective::AllReduce;
   DType dtype = DType::Float32;
   ReduceOp redop = ReduceOp::Sum;
   int root = 0;

@@ -48,11 +48,11 @@ int64_t CollectiveShape::bytes() const {
   return static_cast<int64_t>(total * element_bytes);
 }
 
-CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks, DType dtype) {
+CollectiveShape collectiveShape(Collective op, int64_t bytes, int ranks, DType dtype) {
   CollectiveShape s;
   s.element_bytes = dtypeSize(dtype);
   const size_t b = static_cast<size_t>(std::max<int64_t>(0, bytes));
-  if (op == "all_gather" || op == "gather" || op == "scatter") {
+  if (op == Collective::AllGather || op == Collective::Gather || op == Collective::Scatter) {
     const size_t per_rank = b / static_cast<size_t>(ranks) / 16 * 16;
     s.part = per_rank / s.element_bytes;
     s.total = s.part * static_cast<size_t>(ranks);

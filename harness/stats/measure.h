@@ -10,11 +10,10 @@
 #include <string>
 
 #include "synk/core/dtype.h"
+#include "synk/harness/records/collective.h"  // Collective
 #include "synk/harness/stats/stats.h"  // median, percentile
 
 namespace synk::harness {
-
-enum class Collective { AllReduce, Broadcast, Reduce, AllGather, Gather, ReduceScatter, Scatter };
 
 // all_reduce: 2(n-1)/n; all_gather, gather, scatter, reduce_scatter: (n-1)/n; broadcast, reduce: 1.
 double busbwFactor(Collective collective, int ranks);
@@ -34,6 +33,6 @@ struct CollectiveShape {
   int64_t bytes() const;
   size_t element_bytes = 0;
 };
-CollectiveShape collectiveShape(const std::string& op, int64_t bytes, int ranks, DType dtype);
+CollectiveShape collectiveShape(Collective op, int64_t bytes, int ranks, DType dtype);
 
 }  // namespace synk::harness

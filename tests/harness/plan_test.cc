@@ -106,16 +106,16 @@ TEST_CASE("collectives: placements per op, roots, redops and their skips", "[har
   CHECK(plan.jobs == 6);  // backend x ranks
   int all_reduce_out = 0, all_reduce_in = 0, broadcast_out = 0, reduce_in = 0, gathers_in = 0;
   for (const Point& p : plan.points) {
-    if (p.op == "all_reduce") {
+    if (p.op == Collective::AllReduce) {
       ++(p.placement == Placement::InPlace ? all_reduce_in : all_reduce_out);
       CHECK(p.root == -1);
     }
-    if (p.op == "broadcast" && p.placement == Placement::OutOfPlace) ++broadcast_out;
-    if (p.op == "reduce" && p.placement == Placement::InPlace) ++reduce_in;
-    if ((p.op == "gather" || p.op == "all_gather" || p.op == "scatter") &&
+    if (p.op == Collective::Broadcast && p.placement == Placement::OutOfPlace) ++broadcast_out;
+    if (p.op == Collective::Reduce && p.placement == Placement::InPlace) ++reduce_in;
+    if ((p.op == Collective::Gather || p.op == Collective::AllGather || p.op == Collective::Scatter) &&
         p.placement == Placement::InPlace)
       ++gathers_in;
-    if (p.op == "all_gather") CHECK(p.redop == "none");
+    if (p.op == Collective::AllGather) CHECK(p.redop == "none");
     if (p.redop == "avg" && p.dtype == "int32" && p.root < p.ranks && p.backend == "cpu") {
       CHECK(p.reason == "avg needs a floating-point dtype");
     }
@@ -125,7 +125,7 @@ TEST_CASE("collectives: placements per op, roots, redops and their skips", "[har
           p.reason ==
           "NCCL needs one GPU per rank: 4 ranks, 2 GPU(s) here (the host backend can share GPUs)");
     }
-    if (p.backend == "host" && p.ranks == 4 && p.op == "broadcast" && p.root == 0)
+    if (p.backend == "host" && p.ranks == 4 && p.op == Collective::Broadcast && p.root == 0)
       CHECK_FALSE(p.skipped);
   }
   // 3 backends x 2 ranks x 2 dtypes x 2 redops x 2 bytes
