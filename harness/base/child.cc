@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,7 +148,11 @@ bool childShouldStop(const StopWord& stop) noexcept {
 }
 
 std::string ChildResult::describe() const {
-  if (timed_out) return "did not finish before its deadline and was killed";
+  if (timed_out) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", deadline.count() / 1000.0);
+    return std::string("did not finish within its deadline (") + seconds + " s) and was killed";
+  }
   if (killed) return "was stopped (Ctrl-C twice)";
   if (exited) return "exited with code " + std::to_string(exit_code);
   return "was killed by signal " + std::to_string(signal) + " (SIG" + signalName(signal) + ")";
@@ -164,8 +169,60 @@ bool writeAll(int fd, const std::string& bytes) {
   return true;
 }
 
-ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
-                     std::chrono::milliseconds deadline, const std::function<void()>& tick) {
+namespace {
+
+// In the child of spawn(): its output where the request says, then the body or the command.
+[[noreturn]] void childSide(const SpawnRequest& request, pid_t parent, int write_fd) {
+  becomeChild(parent);
+  if (!request.body) {
+    if (request.output_file.empty()) {
+      dup2(write_fd, STDOUT_FILENO);
+      const int null = open("/dev/null", O_WRONLY);
+      if (null >= 0) dup2(null, STDERR_FILENO);
+    } else {
+      const int fd = open(request.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+      }
+    }
+    // The handlers becomeChild installed do not survive exec: the command's own (or the
+    // default) take over, with SIGTERM from PR_SET_PDEATHSIG still asked for.
+    std::vector<char*> args;
+    for (const std::string& a : request.argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int code = 70;
+  try {
+    code = request.body(write_fd);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "synk-bench: child process: %s\n", e.what());
+  }
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+// Appends what the pipe holds now; false at its end (or an error).
+bool drain(int fd, std::string& into) {
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      into.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && errno == EAGAIN;  // EAGAIN: open but empty for now
+  }
+}
+
+}  // namespace
+
+ChildResult spawn(const SpawnRequest& request) {
+  if (!request.body && request.argv.empty()) throw std::invalid_argument("spawn: nothing to run");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
   std::fflush(nullptr);  // nothing buffered twice
@@ -178,64 +235,63 @@ ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWo
   }
   if (pid == 0) {
     close(fds[0]);
-    becomeChild(parent);
-    int code = 70;
-    try {
-      code = body(fds[1]);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "synk-bench: repetition process: %s\n", e.what());
-    }
-    std::fflush(nullptr);
-    _exit(code);
+    childSide(request, parent, fds[1]);
   }
   setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
   close(fds[1]);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  // The child's exit wakes the poll (Linux 5.3+); without a pidfd the loop looks every 50 ms.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   ChildResult result;
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  bool open = true;
-  while (open) {
-    if (stop.level() >= 2) {
+  result.deadline = request.deadline;
+  const auto end = std::chrono::steady_clock::now() + request.deadline;
+  bool pipe_open = true, interrupted = false, reaped = false;
+  int status = 0;
+  while (true) {
+    const int level = request.stop ? request.stop->level() : 0;
+    if (level >= 2) {
       result.killed = true;
       break;
+    }
+    if (level == 1 && request.interrupt_on_stop && !interrupted) {
+      kill(pid, SIGINT);
+      interrupted = true;
     }
     if (std::chrono::steady_clock::now() >= end) {
       result.timed_out = true;
       break;
     }
-    pollfd watch{fds[0], POLLIN, 0};
-    if (tick) tick();
-    if (poll(&watch, 1, 50) <= 0) continue;  // 50 ms: how soon a hard stop or deadline acts
-    char buf[1 << 16];
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      open = false;
-    } else {
-      result.output.append(buf, static_cast<size_t>(n));
+    if (request.tick) request.tick();
+    pollfd watch[2] = {{pipe_open ? fds[0] : -1, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    poll(watch, 2, 50);  // 50 ms: how soon a stop or the deadline acts
+    if (pipe_open) pipe_open = drain(fds[0], result.output);
+    const pid_t got = waitpid(pid, &status, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) {
+      reaped = got == pid;
+      if (pipe_open) drain(fds[0], result.output);  // what it wrote before it exited
+      break;
     }
   }
   close(fds[0]);
-  if (result.killed || result.timed_out) killGroup(pid);
-  // After EOF the child is exiting; its ranks die with it (PR_SET_PDEATHSIG) but it waits for
-  // them first, so this wait is bounded by its own shutdown. Past the deadline it is killed.
-  int status = 0;
-  while (true) {
-    const pid_t got = waitpid(pid, &status, WNOHANG);
-    if (got == pid) break;
-    if (got < 0 && errno != EINTR) break;
-    if (std::chrono::steady_clock::now() >= end || stop.level() >= 2) {
-      result.timed_out = result.timed_out || stop.level() < 2;
-      result.killed = result.killed || stop.level() >= 2;
-      killGroup(pid);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    usleep(1000);
+  if (pidfd >= 0) close(pidfd);
+  if (!reaped && (result.killed || result.timed_out)) {
+    killGroup(pid);
+    waitpid(pid, &status, 0);
   }
   result.exited = WIFEXITED(status);
   result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
   result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return result;
+}
+
+ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
+                     std::chrono::milliseconds deadline, const std::function<void()>& tick) {
+  SpawnRequest request;
+  request.body = body;
+  request.deadline = deadline;
+  request.stop = &stop;
+  request.tick = tick;
+  return spawn(request);
 }
 
 void ignoreStopSignals() {
@@ -258,49 +314,17 @@ void installStopHandlers(StopWord* stop) {
 
 std::optional<std::string> captureOutput(const std::vector<std::string>& argv,
                                          std::chrono::milliseconds deadline) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
+  SpawnRequest request;
+  request.argv = argv;
+  request.deadline = deadline;
+  ChildResult result;
+  try {
+    result = spawn(request);
+  } catch (const std::exception&) {
     return std::nullopt;
   }
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, STDERR_FILENO);
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  std::string out;
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  bool finished = false;
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        end - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    pollfd watch{fds[0], POLLIN, 0};
-    if (poll(&watch, 1, static_cast<int>(left.count())) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n <= 0) {
-      finished = true;
-      break;
-    }
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  if (!finished) kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!finished || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
-  return out;
+  if (!result.exited || result.exit_code != 0) return std::nullopt;
+  return result.output;
 }
 
 }  // namespace synk::harness

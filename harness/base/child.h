@@ -59,19 +59,36 @@ class SharedCounter {
 bool childShouldStop(const StopWord& stop) noexcept;
 
 struct ChildResult {
-  std::string output;   // everything the child wrote to its report pipe
+  std::string output;   // what the child wrote to its pipe (a body's report fd; a command's stdout)
   bool exited = false;  // exited normally (see exit_code) rather than by a signal
   int exit_code = -1;
   int signal = 0;                // the signal that ended it
   bool timed_out = false;        // killed at the deadline
   bool killed = false;           // killed by a hard stop
-  std::string describe() const;  // "exited with code 3", "killed by signal 11 (SIGSEGV)", ...
+  std::chrono::milliseconds deadline{0};
+  std::string describe() const;  // "exited with code 3", "was killed by signal 11 (SIGSEGV)",
+                                 // "did not finish within its deadline (60 s) and was killed"
 };
 
-// Forks a child that runs body(report_fd) and exits with its return value (without running this
-// process's atexit handlers or destructors). Collects what it writes to report_fd until it ends,
-// the deadline passes, or a hard stop is requested. `tick`, when given, runs in this process
-// about every 50 ms while the child runs (to redraw a progress line).
+// The one way synk-bench runs a process. The child runs `body(report_fd)` (exiting with its
+// return value, without this process's atexit handlers or destructors) or executes `argv` (PATH
+// searched), in a process group of its own (Ctrl-C reaches synk-bench alone) and dying with this
+// process (SIGTERM). This process collects its pipe, runs `tick` about every 50 ms, and ends it
+// at the deadline or a hard stop by killing its whole group (the session the child led included:
+// its shared memory is removed then).
+struct SpawnRequest {
+  std::function<int(int report_fd)> body;
+  std::vector<std::string> argv;
+  // A command's stdout and stderr go to this file; "" = stdout to the pipe, stderr discarded.
+  std::string output_file;
+  std::chrono::milliseconds deadline{std::chrono::minutes(10)};
+  const StopWord* stop = nullptr;   // level 2 kills the group; a body reads level 1 itself
+  bool interrupt_on_stop = false;  // a command gets SIGINT at level 1 (it has no stop word)
+  std::function<void()> tick;
+};
+ChildResult spawn(const SpawnRequest& request);
+
+// spawn() of a body with a stop word: a repetition (or a probe) in a child of its own.
 ChildResult runChild(const std::function<int(int report_fd)>& body, const StopWord& stop,
                      std::chrono::milliseconds deadline, const std::function<void()>& tick = {});
 
@@ -87,8 +104,8 @@ void installStopHandlers(StopWord* stop);
 // the sweep. Nothing is forked after this.
 void ignoreStopSignals();
 
-// Runs argv with a deadline and returns its standard output; nullopt if it could not be run, did
-// not finish in time (it is killed) or failed.
+// spawn() of a command: its standard output, or nullopt if it could not be run, did not finish
+// in time (it is killed) or failed.
 std::optional<std::string> captureOutput(const std::vector<std::string>& argv,
                                          std::chrono::milliseconds deadline);
 

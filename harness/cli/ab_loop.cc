@@ -1,14 +1,8 @@
 #include "synk/harness/cli/ab_loop.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -51,74 +45,6 @@ struct StopHandlers {
   explicit StopHandlers(StopWord& stop) { installStopHandlers(&stop); }
   ~StopHandlers() { installStopHandlers(nullptr); }
 };
-
-struct Finished {
-  int exit_code = -1;  // -1: not a normal exit
-  std::string how;     // "exited with code 3", "killed by signal 9", "timed out after 60 s"
-};
-
-// Runs argv with its output in `log`, in its own process group (Ctrl-C reaches this process
-// alone, which asks the child to stop: SIGINT once, then SIGKILL to its group on a second
-// Ctrl-C), dying with this process, within `deadline`.
-Finished runProcess(const std::vector<std::string>& argv, const std::string& log,
-                    std::chrono::seconds deadline, const StopWord& stop) {
-  const pid_t pid = fork();
-  if (pid < 0) throw RunFailed("fork failed");
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-    }
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also here, so no signal can reach it before the child's own call
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  const auto end = Clock::now() + deadline;
-  int asked = 0;  // stop levels passed on
-  Finished result;
-  while (true) {
-    if (stop.level() > asked) {
-      asked = stop.level();
-      kill(asked == 1 ? pid : -pid, asked == 1 ? SIGINT : SIGKILL);
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
-    if (left.count() <= 0) {
-      kill(-pid, SIGKILL);
-      result.how = "timed out after " + std::to_string(deadline.count()) + " s";
-      break;
-    }
-    // Without a pidfd (a kernel before 5.3) wake every 100 ms to look.
-    pollfd watch{pidfd, POLLIN, 0};
-    const int wait_ms = static_cast<int>(std::min<int64_t>(left.count(), pidfd >= 0 ? 1000 : 100));
-    if (pidfd >= 0)
-      poll(&watch, 1, wait_ms);
-    else
-      poll(nullptr, 0, wait_ms);
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      if (pidfd >= 0) close(pidfd);
-      if (WIFEXITED(status)) {
-        result.exit_code = WEXITSTATUS(status);
-        result.how = "exited with code " + std::to_string(result.exit_code);
-      } else {
-        result.how = "killed by signal " + std::to_string(WTERMSIG(status));
-      }
-      return result;
-    }
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (pidfd >= 0) close(pidfd);
-  return result;
-}
 
 std::string tail(const std::string& path, size_t lines) {
   std::ifstream in(path);
@@ -265,9 +191,17 @@ AbRuns runAlternately(const AbOptions& options, std::FILE* progress) {
                    side.build.c_str());
       std::fflush(progress);
       const auto start = Clock::now();
-      const Finished done = runProcess(argv, log, options.process_timeout, stop);
+      // Its own process group (Ctrl-C reaches synk-bench, which passes a first one on as
+      // SIGINT and kills the group on a second), output in `log`, within the deadline.
+      SpawnRequest request;
+      request.argv = argv;
+      request.output_file = log;
+      request.deadline = options.process_timeout;
+      request.stop = &stop;
+      request.interrupt_on_stop = true;
+      const ChildResult done = spawn(request);
       const double took = std::chrono::duration<double>(Clock::now() - start).count();
-      std::fprintf(progress, "%s (%.1f s)\n", done.how.c_str(), took);
+      std::fprintf(progress, "%s (%.1f s)\n", done.describe().c_str(), took);
       std::fflush(progress);
       if (stop.requested()) throw RunFailed("interrupted (Ctrl-C): nothing stored");
       if (done.exit_code == kExitBadInput) {
@@ -278,7 +212,7 @@ AbRuns runAlternately(const AbOptions& options, std::FILE* progress) {
           !options.micro && (done.exit_code == 0 || done.exit_code == kExitRunFailed);
       if (!micro_ok && !run_ok) {
         throw RunFailed(std::string(side.name) + " round " + std::to_string(round + 1) + " " +
-                        done.how + ":" + tail(log, 8));
+                        done.describe() + ":" + tail(log, 8));
       }
       if (options.micro) {
         side.micro.push_back(readMicroResultsFile(temp.file(stem + ".json")));
