@@ -3,14 +3,19 @@
 # slurmd from Debian's slurm-wlm, in a temporary folder, on ports of its own), runs 3 tasks on
 # this one node as simulated nodes (one line per node, ranks node-major), then 2 tasks without:
 # every task must refuse, naming the srun option to use. Stops the daemons on exit.
-# Skips (77) without slurm-wlm or when not root (slurmd runs as root).
+# Skips (77) without slurm-wlm, when not root (slurmd runs as root), and where slurmd cannot run
+# at all: Slurm 22.05's slurmd needs a cgroup filesystem at /sys/fs/cgroup, which a bare
+# container may not mount.
 set -u
 tool=$1
 for daemon in munged slurmctld slurmd srun sinfo; do
   command -v "$daemon" >/dev/null || { echo "SKIPPED: no $daemon (slurm-wlm)"; exit 77; }
 done
 [[ $(id -u) -eq 0 ]] || { echo "SKIPPED: slurmd needs root"; exit 77; }
+[[ -e /sys/fs/cgroup/cgroup.controllers || -d /sys/fs/cgroup/cpu || -d /sys/fs/cgroup/cpuset ]] ||
+  { echo "SKIPPED: no cgroup filesystem at /sys/fs/cgroup (slurmd cannot start here)"; exit 77; }
 dir=$(mktemp -d /tmp/synk-slurm.XXXXXX)
+chmod 755 "$dir"  # munged's socket must be reachable
 stop() {
   for pid in slurmd slurmctld munged; do
     [[ -s $dir/$pid.pid ]] && kill "$(cat "$dir/$pid.pid")" 2>/dev/null
@@ -24,7 +29,7 @@ port=$((20000 + ($$ % 20000) * 2))  # two ports of this run's own
 host=$(hostname -s)
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=synktest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 AuthType=auth/munge
 AuthInfo=socket=$dir/munge.sock
 SlurmUser=root
@@ -46,7 +51,7 @@ ReturnToService=2
 MpiDefault=none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=synktest Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 CONF
 export SLURM_CONF=$dir/slurm.conf
