@@ -10,7 +10,7 @@
 #include "synk/core/byte_io.h"
 #include "synk/core/device_buffer.h"
 #include "synk/core/heap_buffer.h"
-#include "synk/core/model.h"
+#include "synk/core/model_loader.h"
 #include "synk/core/rank_resources.h"
 
 namespace synk::detail {

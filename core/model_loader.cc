@@ -1,4 +1,4 @@
-#include "synk/core/model.h"
+#include "synk/core/model_loader.h"
 
 #include "synk/core/error.h"
 
