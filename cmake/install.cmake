@@ -1,7 +1,8 @@
-# cmake --install: the public headers under include/synk/, the static libraries and the CMake
-# package (synkConfig.cmake, its version file, the exported targets, synk_add_plugin) under
-# lib/cmake/synk/; the plugins and the cuda backend go to lib/synk/ (SYNK_INSTALL_PLUGIN_DIR),
-# by the install() beside each. A build without CUDA installs the same, less the cuda backend.
+# cmake --install: the public headers under include/synk/ (not core's internal rooms), the
+# static libraries and the CMake package (synkConfig.cmake, its version file, the exported
+# targets, synk_add_plugin) under lib/cmake/synk/; the plugins and the cuda backend go to
+# lib/synk/ (SYNK_INSTALL_PLUGIN_DIR), by the install() beside each. A build without CUDA
+# installs the same, less the cuda backend.
 include(CMakePackageConfigHelpers)
 
 set(synk_package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/synk)
@@ -29,10 +30,19 @@ while(synk_exported)
     endif()
     get_filename_component(parent ${dest} DIRECTORY)
     if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/${path})
-      # collectives/cuda/ is the cuda backend's inside, which programs reach through its module.
+      # collectives/cuda/ is the cuda backend's inside, which programs reach through its module;
+      # a target's internal folders (SYNK_INTERNAL_HEADER_PATHS: core's rooms, core/README.md)
+      # are includable in this tree only.
+      get_target_property(internal ${target} SYNK_INTERNAL_HEADER_PATHS)
+      set(excluded "")
+      if(internal)
+        foreach(inside IN LISTS internal)
+          list(APPEND excluded PATTERN "${inside}" EXCLUDE)
+        endforeach()
+      endif()
       install(DIRECTORY ${PROJECT_SOURCE_DIR}/${path} DESTINATION ${parent}
               FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh"
-              PATTERN "collectives/cuda" EXCLUDE)
+              PATTERN "collectives/cuda" EXCLUDE ${excluded})
     else()
       install(FILES ${PROJECT_SOURCE_DIR}/${path} DESTINATION ${parent})
     endif()

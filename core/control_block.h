@@ -50,7 +50,7 @@ struct alignas(64) RankSlot {
   // Barrier epoch of the last CommandStart this rank passed: a rank found dead during a step whose
   // start it never passed (it was waiting, idle, for the command) died between steps.
   std::atomic<uint64_t> started;
-  // Result of the current command: 0 = ok, else the ErrorKind of core/command.h.
+  // Result of the current command: 0 = ok, else the ErrorKind of core/step/command.h.
   int32_t status;
   // How often this rank's variable shapes have changed, written with every step's status: the
   // master skips a collective's shape exchange while no rank's count moved (session_core.h).
@@ -76,7 +76,7 @@ struct ControlBlock {
   alignas(64) std::atomic<uint32_t> wake_word;
   std::atomic<int32_t> sleepers;
   // The command being executed, written by the master before the start barrier, in the half
-  // indexed by that barrier's epoch parity: a posted step (core/step_runner.h) returns before
+  // indexed by that barrier's epoch parity: a posted step (core/step/step_runner.h) returns before
   // the workers are done with its command, so the next command goes to the other half.
   alignas(64) uint32_t opcode[2];
   std::byte payload[2][kCommandBytes];

@@ -7,10 +7,10 @@
 #include <mutex>
 
 #include "synk/core/backend.h"
-#include "synk/core/data_impl.h"
+#include "synk/core/session/data_impl.h"
 #include "synk/core/error.h"
 #include "synk/core/phase_clock.h"
-#include "synk/core/session_core.h"
+#include "synk/core/session/session_core.h"
 #include "synk/core/shm_segment.h"
 
 namespace synk {

@@ -36,6 +36,7 @@ class DataImpl;
 }  // namespace detail
 
 class BackendRegistry;
+class ModelLoader;  // core/model_loader.h: how models are loaded (plugins/host implements it)
 
 struct ForkOptions {
   // Number of ranks; 0 = one per device the backend sees (cpu: hardware threads).

@@ -8,7 +8,7 @@
 
 #include "synk/core/device_buffer.h"
 #include "synk/core/error.h"
-#include "synk/core/heap_buffer.h"
+#include "synk/core/memory/heap_buffer.h"
 #include "synk/harness/stats/measure.h"
 
 namespace synk::harness {

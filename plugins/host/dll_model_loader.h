@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "synk/core/model.h"
+#include "synk/core/model_loader.h"
 
 namespace synk {
 

@@ -42,7 +42,7 @@ double medianGBps(void* device, const void* host, size_t bytes, int reps, cudaSt
   return rates[rates.size() / 2];
 }
 
-// A /dev/shm segment mapped shared, as core/shm_segment.cc maps a Data's.
+// A /dev/shm segment mapped shared, as core/memory/shm_segment.cc maps a Data's.
 void* sharedSegment(size_t bytes, bool huge) {
   const std::string name = "/synk-h2d-probe-" + std::to_string(getpid());
   const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);

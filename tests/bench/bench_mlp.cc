@@ -8,7 +8,7 @@
 // mlp_speed.py, reports the best of 5 x 50 steps).
 //
 // Synchronisation: a synk call returns once its step is done (the master waits for the device at
-// the end of every call: core/call_exec.cc), so each timed step includes one host wait and the
+// the end of every call: core/step/call_exec.cc), so each timed step includes one host wait and the
 // next step's launch after it. The PyTorch peer synchronises only at the end of each timing; the
 // comparison therefore charges synk, not PyTorch, for per-step host round trips.
 //   bench_mlp --backend cuda --batches 64,512,4096 [--precision fp32|tf32|bf16]

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "synk/core/byte_io.h"
-#include "synk/core/call_request.h"
-#include "synk/core/collective_request.h"
-#include "synk/core/distribute.h"
+#include "synk/core/step/call_request.h"
+#include "synk/core/step/collective_request.h"
+#include "synk/core/step/distribute.h"
 #include "synk/core/error.h"
 
 namespace synk {

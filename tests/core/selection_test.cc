@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "synk/core/byte_io.h"
-#include "synk/core/call_request.h"
+#include "synk/core/step/call_request.h"
 #include "synk/core/error.h"
 #include "synk/core/selection.h"
 

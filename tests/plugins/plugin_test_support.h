@@ -12,7 +12,7 @@
 #include "synk/core/array.h"
 #include "synk/core/device.h"
 #include "synk/core/error.h"
-#include "synk/core/model.h"
+#include "synk/core/model_loader.h"
 #include "synk/synk.h"
 
 namespace synk::testing {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "synk/core/error.h"
-#include "synk/core/model.h"
+#include "synk/core/model_loader.h"
 #include "synk/plugins/abi/synk_plugin.h"
 #include "synk/plugins/host/detail/plugin_library.h"
 #include "synk/plugins/host/detail/spec_collector.h"

@@ -1,0 +1,41 @@
+#pragma once
+// Internal: where a session's Data lives. The master numbers its blobs (Data arrays, large command
+// payloads) and collects the ids of those that went away; the next step carries them to every
+// rank, whose BlobCache then drops its mapping (core/memory/blob.h). Every rank maps the blobs a
+// command names through its BlobCache.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "synk/core/memory/blob.h"
+
+namespace synk::detail {
+
+class DataStore {
+ public:
+  // Master.
+  uint64_t nextBlobId() { return next_blob_id_++; }
+  // Master: a blob went away; the next step tells the ranks to drop their mapping.
+  void released(uint64_t id) { pending_releases_.push_back(id); }
+  const std::vector<uint64_t>& pendingReleases() const { return pending_releases_; }
+  void releasesSent() { pending_releases_.clear(); }
+
+  // Every rank, once its device exists: maps blobs for it.
+  void open(const std::string& prefix, Device* device) {
+    blobs_ = std::make_unique<BlobCache>(prefix, device);
+  }
+  BlobCache& blobs() { return *blobs_; }
+  // Unmaps everything (before the device goes away: device copies are freed).
+  void close() noexcept { blobs_.reset(); }
+  // In a copy of the master made by fork(): forgets the mappings without freeing their device
+  // copies (the device is the master's).
+  void abandon() noexcept { (void)blobs_.release(); }
+
+ private:
+  uint64_t next_blob_id_ = 1;
+  std::vector<uint64_t> pending_releases_;
+  std::unique_ptr<BlobCache> blobs_;
+};
+
+}  // namespace synk::detail

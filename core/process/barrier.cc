@@ -1,0 +1,153 @@
+#include "synk/core/barrier.h"
+
+#include <immintrin.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "synk/core/error.h"
+#include "synk/core/process/process_state.h"
+
+namespace synk {
+namespace {
+
+// Longest single futex sleep: bounds how late a sleeper notices a dead peer or the deadline.
+constexpr auto kSleepSlice = std::chrono::milliseconds(10);
+
+void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds timeout) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000000000);
+  ts.tv_nsec = static_cast<long>(timeout.count() % 1000000000);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+}
+
+}  // namespace
+
+const char* barrierSiteName(uint32_t site) {
+  switch (static_cast<BarrierSite>(site)) {
+    case BarrierSite::Startup:
+      return "startup";
+    case BarrierSite::CommandStart:
+      return "command start";
+    case BarrierSite::CommandEnd:
+      return "command end";
+    case BarrierSite::Agree:
+      return "agree";
+    case BarrierSite::Exchange:
+      return "exchange";
+    case BarrierSite::CollectiveIn:
+      return "collective in";
+    case BarrierSite::CollectiveOut:
+      return "collective out";
+    case BarrierSite::Teardown:
+      return "teardown";
+  }
+  return "unknown";
+}
+
+Barrier::Barrier(ControlBlock& cb, int rank, int n_ranks, std::chrono::microseconds spin,
+                 bool yield)
+    : cb_(&cb), rank_(rank), n_(n_ranks), spin_(spin), yield_(yield) {}
+
+std::byte* Barrier::outbox() {
+  return cb_->slot(rank_).exchange[(epoch_ + 1) & 1];
+}
+
+const std::byte* Barrier::exchangeOf(int rank) const {
+  return cb_->slot(rank).exchange[epoch_ & 1];
+}
+
+bool Barrier::okOf(int rank) const {
+  return cb_->slot(rank).ok[epoch_ & 1] != 0;
+}
+
+bool Barrier::arrive(Waiter& waiter, BarrierSite site, bool ok) {
+  const uint64_t epoch = ++epoch_;
+  RankSlot& me = cb_->slot(rank_);
+  me.ok[epoch & 1] = ok ? 1 : 0;
+  me.site[epoch & 1] = static_cast<uint32_t>(site);
+  me.arrived.store(epoch, std::memory_order_seq_cst);
+  if (cb_->sleepers.load(std::memory_order_seq_cst) > 0) wakeSleepers(*cb_);
+  waitForAll(waiter, epoch);
+  checkSites(epoch, static_cast<uint32_t>(site));
+  bool all_ok = true;
+  for (int r = 0; r < n_; ++r)
+    all_ok = all_ok && cb_->slot(r).ok[epoch & 1] != 0;
+  return all_ok;
+}
+
+bool Barrier::allArrived(uint64_t epoch, int& first_missing) const {
+  while (first_missing < n_ &&
+         cb_->slot(first_missing).arrived.load(std::memory_order_acquire) >= epoch) {
+    ++first_missing;
+  }
+  return first_missing == n_;
+}
+
+void Barrier::waitForAll(Waiter& waiter, uint64_t epoch) {
+  int first_missing = 0;
+  if (allArrived(epoch, first_missing)) return;
+  // Spin phase: a peer that is about to arrive costs a cache-line transfer, not a syscall.
+  const auto spin_until = Clock::now() + spin_;
+  for (unsigned iter = 1; !allArrived(epoch, first_missing); ++iter) {
+    if (yield_) {
+      sched_yield();
+    } else {
+      _mm_pause();
+    }
+    if ((iter & 255) == 0) {
+      waiter.check();
+      if (Clock::now() >= spin_until) break;
+    }
+  }
+  // Sleep phase: announce a sleeper, re-check, then sleep until a wake or a slice ends.
+  while (!allArrived(epoch, first_missing)) {
+    waiter.check();
+    const auto now = Clock::now();
+    if (now >= waiter.deadline()) timeOut(waiter, epoch);
+    cb_->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t word = cb_->wake_word.load(std::memory_order_seq_cst);
+    if (!allArrived(epoch, first_missing)) {
+      const auto slice = std::min<Clock::duration>(kSleepSlice, waiter.deadline() - now);
+      futexWait(cb_->wake_word, word, std::chrono::duration_cast<std::chrono::nanoseconds>(slice));
+    }
+    cb_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+void Barrier::timeOut(Waiter& waiter, uint64_t epoch) {
+  std::string missing, stopped;
+  for (int r = 0; r < n_; ++r) {
+    RankSlot& slot = cb_->slot(r);
+    if (slot.arrived.load(std::memory_order_acquire) < epoch) {
+      missing += str(missing.empty() ? "" : ", ", r);
+      if (const std::string note = stoppedNote(slot.pid.load()); !note.empty()) {
+        stopped += str("; rank ", r, note);
+      }
+      slot.late.store(1, std::memory_order_release);
+    }
+  }
+  abortSession(*cb_, AbortReason::Timeout, rank_,
+               str("rank ", rank_, " timed out at ", waiter.what(), ": rank(s) ", missing,
+                   " did not arrive before the deadline", stopped));
+  throwAborted(*cb_);
+}
+
+void Barrier::checkSites(uint64_t epoch, uint32_t site) {
+  for (int r = 0; r < n_; ++r) {
+    const uint32_t other = cb_->slot(r).site[epoch & 1];
+    if (other != site) {
+      const std::string message =
+          str("ranks diverged: rank ", rank_, " arrived at barrier '", barrierSiteName(site),
+              "' while rank ", r, " arrived at '", barrierSiteName(other), "'");
+      abortSession(*cb_, AbortReason::Fatal, rank_, message);
+      throw InternalError(message);
+    }
+  }
+}
+
+}  // namespace synk

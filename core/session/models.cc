@@ -1,0 +1,290 @@
+// Models, function bindings, distribute and variables: the master's side.
+#include <algorithm>
+
+#include "synk/core/session/data_impl.h"
+#include "synk/core/error.h"
+#include "synk/core/session/session_core.h"
+
+namespace synk {
+
+const char* variableKindName(VariableKind kind) {
+  switch (kind) {
+    case VariableKind::Plain:
+      return "plain";
+    case VariableKind::Mirrored:
+      return "mirrored";
+    case VariableKind::RankLocal:
+      return "rank_local";
+  }
+  return "unknown";
+}
+
+}  // namespace synk
+
+namespace synk::detail {
+namespace {
+
+template <typename Spec>
+std::string listNames(const std::vector<Spec>& specs) {
+  std::string out;
+  for (const auto& spec : specs)
+    out += str(out.empty() ? "" : ", ", spec.name);
+  return out.empty() ? "none" : out;
+}
+
+int indexOf(const std::vector<std::string>& names, const std::string& name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+template <typename Spec>
+int indexOfSpec(const std::vector<Spec>& specs, const std::string& name) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+ModelState& SessionCore::modelState(uint32_t id) {
+  if (closed_) throwClosed();  // handles outlive the session; its models do not
+  return models_.model(id);
+}
+
+const FunctionBinding& SessionCore::binding(uint32_t id) {
+  if (closed_) throwClosed();
+  return models_.binding(id);
+}
+
+const FunctionSpec& SessionCore::functionSpec(uint32_t id) {
+  if (closed_) throwClosed();
+  return models_.functionSpec(id);
+}
+
+VariableStorage& SessionCore::storage(uint32_t model, uint32_t index) {
+  if (closed_) throwClosed();
+  return models_.storage(model, index);
+}
+
+const VariableSpec& SessionCore::variableSpec(uint32_t model, uint32_t index) {
+  if (closed_) throwClosed();
+  return models_.variableSpec(model, index);
+}
+
+Model SessionCore::load(const std::string& path, const ModelOptions& options) {
+  ensureOpen();
+  std::shared_ptr<LoadedModel> model = loader_->load(path, options);
+  std::vector<ModelState>& models = models_.models();
+  ModelState state;
+  state.id = static_cast<uint32_t>(models.size());
+  state.path = model->source();  // the file found: every rank loads exactly this one
+  state.options = options;
+  state.model = model;
+  Device& device = *rank_.device;
+  state.instance = model->instantiate(RankInfo{rank_.rank, size(), &device, &call_collectives_});
+  for (const VariableSpec& spec : model->spec().variables) {
+    VariableStorage storage;
+    storage.dtype = spec.dtype;
+    models_.reshape(storage, spec.shape);
+    if (spec.initial.empty()) {
+      device.fillIdentity(storage.buffer.data(), numElements(spec.shape), spec.dtype,
+                          ReduceOp::Sum);
+    } else {
+      device.copy(storage.buffer.data(), spec.initial.data(), storage.bytes(),
+                  CopyKind::HostToDevice);
+    }
+    state.variables.push_back(std::move(storage));
+  }
+  synchronizeOutsideStep("loading a model");
+  models.push_back(std::move(state));
+  return Model(shared_from_this(), models.back().id);
+}
+
+Function SessionCore::makeFunction(const Model& model, const std::string& name,
+                                   const FunctionOptions& options) {
+  ensureOpen();
+  const ModelSpec& mspec = modelState(model.id_).spec();
+  const int fn_index = indexOfSpec(mspec.functions, name);
+  if (fn_index < 0) {
+    throw InvalidArgument(str("model '", mspec.name, "' has no function '", name,
+                              "' (functions: ", listNames(mspec.functions), ")"));
+  }
+  const FunctionSpec& spec = mspec.functions[fn_index];
+  const std::string where = str("function '", spec.name, "'");
+  FunctionBinding b;
+  b.id = static_cast<uint32_t>(models_.functions().size());
+  b.model = model.id_;
+  b.index = static_cast<uint32_t>(fn_index);
+  b.broadcast.assign(spec.inputs.size(), 0);
+  for (const std::string& input : options.broadcast) {
+    const int i = indexOfSpec(spec.inputs, input);
+    if (i < 0) {
+      throw InvalidArgument(str(where, ": broadcast names '", input, "', which is not an input (",
+                                "inputs: ", listNames(spec.inputs), ")"));
+    }
+    b.broadcast[i] = 1;
+  }
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    if (!b.broadcast[i] && spec.inputs[i].ndim == 0) {
+      throw InvalidArgument(str(where, ": input '", spec.inputs[i].name,
+                                "' is a scalar and cannot be scattered; list it in broadcast"));
+    }
+  }
+  // The default op works for every dtype: avg for floating point, sum for integers (a count of
+  // rows or of correct answers sums to the one-process count; avg cannot reduce integers).
+  for (const TensorSpec& out : spec.outputs)
+    b.output_ops.push_back(isFloating(out.dtype) ? ReduceOp::Avg : ReduceOp::Sum);
+  for (const auto& [output, op_name] : options.outputs) {
+    const int i = indexOfSpec(spec.outputs, output);
+    if (i < 0) {
+      throw InvalidArgument(str(where, ": outputs names '", output, "', which is not an output (",
+                                "outputs: ", listNames(spec.outputs), ")"));
+    }
+    b.output_ops[i] = parseReduceOp(op_name, str(where, " output '", output, "'"));
+  }
+  for (size_t i = 0; i < spec.outputs.size(); ++i) {
+    if (b.output_ops[i] == ReduceOp::Avg && !isFloating(spec.outputs[i].dtype)) {
+      throw InvalidArgument(str(where, ": output '", spec.outputs[i].name, "' is ",
+                                dtypeName(spec.outputs[i].dtype),
+                                ": 'avg' needs a floating-point dtype (give it another op, "
+                                "e.g. sum, the default for integers)"));
+    }
+  }
+  for (const std::string& var : spec.updates) {
+    b.update_vars.push_back(indexOfSpec(mspec.variables, var));
+  }
+  for (const std::string& var : spec.reads)
+    b.read_vars.push_back(indexOfSpec(mspec.variables, var));
+  b.update_ops.assign(spec.updates.size(), ReduceOp::Avg);
+  for (const auto& [var, op_name] : options.updates) {
+    const int i = indexOf(spec.updates, var);
+    if (i < 0) {
+      throw InvalidArgument(str(where, ": updates names '", var, "', which it does not update"));
+    }
+    b.update_ops[i] = parseReduceOp(op_name, str(where, " update of '", var, "'"));
+  }
+  for (size_t i = 0; i < spec.updates.size(); ++i) {
+    const VariableSpec& var = mspec.variables[b.update_vars[i]];
+    // The op only combines the slices of a sliced call, so the default (avg) on an integer
+    // variable is refused only when such a call comes (call.cc); an explicit one right here.
+    if (options.updates.count(var.name)) {
+      checkCollectiveOp(b.update_ops[i], var.dtype, str(where, " update of '", var.name, "'"));
+    }
+    if (var.kind == VariableKind::Mirrored) {
+      throw InvalidArgument(str(where, " updates mirrored variable '", var.name,
+                                "': a mirrored variable changes only through broadcast or "
+                                "all_reduce (declare it plain or rank_local)"));
+    }
+  }
+  b.sliceable.assign(spec.reads.size(), 0);
+  for (const std::string& var : options.sliceable) {
+    const int i = indexOf(spec.reads, var);
+    if (i < 0) {
+      throw InvalidArgument(str(where, ": sliceable names '", var, "', which it does not read"));
+    }
+    if (mspec.variables[b.read_vars[i]].shape.empty()) {
+      throw InvalidArgument(str(where, ": sliceable variable '", var, "' is a scalar"));
+    }
+    b.sliceable[i] = 1;
+  }
+  b.what = str("call of function '", spec.name, "'");
+  models_.functions().push_back(std::move(b));
+  models_.functionsChanged();
+  return Function(shared_from_this(), models_.functions().back().id);
+}
+
+void SessionCore::distribute() {
+  ensureOpen();
+  // One step per new model: a model whose creation fails on some rank is dropped alone, and the
+  // session goes on with the others (one failed model used to fail every later distribute).
+  std::string failure;
+  for (size_t id = 0; id < models_.models().size(); ++id) {
+    ModelState& m = models_.models()[id];
+    if (m.distributed || !m.dropped.empty()) continue;
+    try {
+      runDistribute({static_cast<uint32_t>(id)}, {});
+    } catch (const std::exception& e) {
+      if (closed_) throw;  // fatal: the session is gone, nothing to drop
+      const std::string name = m.spec().name;
+      models_.drop(static_cast<uint32_t>(id), e.what());
+      if (failure.empty()) {
+        failure = str("distribute: model '", name, "' could not be created on every rank and was ",
+                      "dropped (the session goes on without it): ", e.what());
+      }
+    }
+  }
+  std::vector<uint32_t> new_functions;
+  for (const FunctionBinding& f : models_.functions()) {
+    if (!f.distributed && f.dropped.empty()) new_functions.push_back(f.id);
+  }
+  if (!new_functions.empty()) runDistribute({}, new_functions);
+  if (!failure.empty()) throw PluginError(failure);
+}
+
+void SessionCore::runDistribute(const std::vector<uint32_t>& new_models,
+                                const std::vector<uint32_t>& new_functions) {
+  ByteWriter payload;
+  payload.write(distributeRequest(models_, new_models, new_functions));
+  runStep(Opcode::Distribute, payload, "distribute");
+  for (uint32_t id : new_models)
+    models_.models()[id].distributed = true;
+  for (uint32_t id : new_functions)
+    models_.functions()[id].distributed = true;
+}
+
+Array SessionCore::readLocalVariable(uint32_t model, uint32_t index) {
+  ensureOpen();
+  VariableStorage& var = storage(model, index);
+  Array out(var.dtype, var.shape);
+  rank_.device->copy(out.data(), var.buffer.data(), var.bytes(), CopyKind::DeviceToHost);
+  synchronizeOutsideStep("reading a variable");
+  return out;
+}
+
+void SessionCore::writeLocalVariable(uint32_t model, uint32_t index, const ArrayView& value,
+                                     bool force_cast) {
+  ensureOpen();
+  const VariableSpec& spec = variableSpec(model, index);
+  if (spec.kind == VariableKind::Mirrored && modelState(model).distributed) {
+    throw UsageError(str("variable '", spec.name, "' is mirrored: after distribute it changes ",
+                         "only through broadcast or all_reduce"));
+  }
+  setStorage(model, index, value, force_cast);
+}
+
+void SessionCore::setStorage(uint32_t model, uint32_t index, const ArrayView& value,
+                             bool force_cast) {
+  const VariableSpec& spec = variableSpec(model, index);
+  const Array converted = conditionValue(value, spec.dtype, static_cast<int>(spec.shape.size()),
+                                         force_cast, str("value of variable '", spec.name, "'"));
+  VariableStorage& var = storage(model, index);
+  models_.reshape(var, converted.shape());
+  rank_.device->copy(var.buffer.data(), converted.data(), var.bytes(), CopyKind::HostToDevice);
+  synchronizeOutsideStep("writing a variable");
+}
+
+std::pair<uint32_t, uint32_t> SessionCore::resolve(const Variable& variable,
+                                                   const std::string& what) {
+  ensureOpen();
+  if (!variable.core_) throw InvalidArgument(str(what, ": empty Variable handle"));
+  if (variable.core_.get() != this) {
+    throw InvalidArgument(
+        str(what, ": variable '", variable.name(), "' belongs to another session"));
+  }
+  return {variable.model_, variable.index_};
+}
+
+const DataImpl& SessionCore::resolve(const Data& data, const std::string& what) {
+  if (!data) throw InvalidArgument(str(what, ": empty Data handle"));
+  const DataImpl& impl = data.impl();
+  if (&impl.core() != this) {
+    throw InvalidArgument(str(what, ": ", impl.label(), " belongs to another session"));
+  }
+  if (numElements(impl.shape()) > 0 && impl.allocElements() == 0) {
+    throw InvalidArgument(str(what, ": ", impl.label(), " was freed"));
+  }
+  return impl;
+}
+
+}  // namespace synk::detail

@@ -1,0 +1,41 @@
+#include "synk/core/step/call_collectives.h"
+
+#include "synk/core/communicator.h"
+#include "synk/core/device.h"
+#include "synk/core/error.h"
+#include "synk/core/session/rank_resources.h"
+
+namespace synk::detail {
+
+void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) {
+  if (!waiter_ && !local_) {
+    throw UsageError("a model's all_reduce runs only during one of its calls");
+  }
+  checkCollectiveOp(op, dtype, "a model's all_reduce");
+  if (local_) return;  // one participant: the result is its own value
+  AllReduceArgs args;
+  args.buffer = buffer;
+  args.count = count;
+  args.dtype = dtype;
+  args.op = op;
+  rank_.default_communicator->allReduce(args, *waiter_);  // host-staged where ranks share a GPU
+}
+
+void InCallCollectives::allGather(const void* send, void* recv, size_t count, DType dtype) {
+  if (!waiter_ && !local_) {
+    throw UsageError("a model's all_gather runs only during one of its calls");
+  }
+  if (count == 0) return;
+  if (local_) {  // one participant: the result is its own part
+    rank_.device->copy(recv, send, count * dtypeSize(dtype), CopyKind::DeviceToDevice);
+    return;
+  }
+  AllGatherArgs args;
+  args.send = send;
+  args.recv = recv;
+  args.counts.assign(static_cast<size_t>(rank_.size), count);
+  args.dtype = dtype;
+  rank_.default_communicator->allGather(args, *waiter_);
+}
+
+}  // namespace synk::detail

@@ -1,0 +1,46 @@
+#pragma once
+// Internal: the collectives a model runs during one of its calls (core/model_loader.h CallCollectives),
+// on the session's native communicator (host-staged where ranks share a GPU) with the running
+// step's Waiter (its deadline, the abort word). CallExecution opens a Scope around each call of the
+// model; outside one, all_reduce is a UsageError. Function::asLocal opens a local Scope: the master
+// alone holds the whole batch, so a collective over "every rank" is over itself and leaves the
+// buffer as it is (an all_gather copies send to recv).
+#include "synk/core/model_loader.h"
+
+namespace synk {
+class Waiter;
+}
+
+namespace synk::detail {
+
+struct RankResources;
+
+class InCallCollectives final : public CallCollectives {
+ public:
+  explicit InCallCollectives(const RankResources& rank) : rank_(rank) {}
+  void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) override;
+  void allGather(const void* send, void* recv, size_t count, DType dtype) override;
+
+  class Scope {
+   public:
+    Scope(InCallCollectives& owner, Waiter& waiter) : owner_(owner) { owner_.waiter_ = &waiter; }
+    // The one-process reference (asLocal).
+    explicit Scope(InCallCollectives& owner) : owner_(owner) { owner_.local_ = true; }
+    ~Scope() {
+      owner_.waiter_ = nullptr;
+      owner_.local_ = false;
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    InCallCollectives& owner_;
+  };
+
+ private:
+  const RankResources& rank_;
+  Waiter* waiter_ = nullptr;
+  bool local_ = false;
+};
+
+}  // namespace synk::detail

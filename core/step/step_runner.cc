@@ -1,0 +1,252 @@
+#include "synk/core/step/step_runner.h"
+
+#include <cstring>
+#include <iterator>
+#include <thread>
+
+#include "synk/core/memory/data_store.h"
+#include "synk/core/error.h"
+#include "synk/core/phase_clock.h"
+#include "synk/core/process_group.h"
+#include "synk/core/session/uniform_shapes.h"
+
+namespace synk::detail {
+
+const std::string& stepName(Opcode opcode) {
+  static const std::string kNames[] = {"step 'unknown'",    "step 'quit'", "step 'barrier'",
+                                       "step 'distribute'", "step 'call'", "step 'collective'",
+                                       "step 'synchronize'"};
+  const auto index = static_cast<size_t>(opcode);
+  return kNames[index < std::size(kNames) ? index : 0];
+}
+
+StepRunner::StepRunner(DataStore& data, UniformShapes& shapes, const uint64_t& shape_generation,
+                       std::function<void(const std::string& reason)> fatal)
+    : data_(data), shapes_(shapes), shape_generation_(shape_generation), fatal_(std::move(fatal)) {}
+
+void StepRunner::handle(Opcode opcode, StepHandler& handler) {
+  handlers_.at(static_cast<size_t>(opcode)) = &handler;
+}
+
+StepResult StepRunner::execute(Opcode opcode, ByteReader& payload, Waiter& waiter) {
+  const auto index = static_cast<size_t>(opcode);
+  StepHandler* handler = index < handlers_.size() ? handlers_[index] : nullptr;
+  if (!handler) throw InternalError(str("unknown opcode ", index));
+  return handler->run(payload, waiter);
+}
+
+void StepRunner::writeStatus(const Status& status) {
+  RankSlot& slot = group_->control().slot(group_->rank());
+  slot.status = static_cast<int32_t>(status.kind);
+  slot.shape_generation = shape_generation_;
+  storeMessage(slot.message, status.message);
+}
+
+bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post) {
+  ControlBlock& cb = group_->control();
+  ByteWriter framed;
+  framed.putVector(data_.pendingReleases());
+  framed.append(payload.data(), payload.size());
+  PayloadHeader header;
+  if (sizeof header + framed.size() <= kCommandBytes) {
+    header.inline_bytes = framed.size();
+    header.posted = post ? 1 : 0;
+    std::memcpy(cb.payload[half] + sizeof header, framed.data(), framed.size());
+  } else {
+    // Too large for the control block (long index lists): ship it in a blob, which grows. Never
+    // posted: the blob is rewritten by the next step.
+    if (!payload_blob_ || payload_blob_->size() < framed.size()) {
+      if (payload_blob_) ShmSegment::remove(payload_blob_->name());
+      if (!payload_blob_id_) payload_blob_id_ = data_.nextBlobId();
+      ++payload_blob_generation_;
+      payload_blob_ = std::make_unique<ShmSegment>(ShmSegment::create(
+          blobName(group_->shmPrefix(), payload_blob_id_, payload_blob_generation_),
+          framed.size() * 2, "command arguments"));
+    }
+    std::memcpy(payload_blob_->data(), framed.data(), framed.size());
+    header.blob_id = payload_blob_id_;
+    header.blob_generation = payload_blob_generation_;
+    header.blob_bytes = payload_blob_->size();
+  }
+  std::memcpy(cb.payload[half], &header, sizeof header);
+  cb.opcode[half] = static_cast<uint32_t>(opcode);
+  data_.releasesSent();  // only now: a failure above must not forget them
+  return header.posted != 0;
+}
+
+ByteReader StepRunner::readCommand(Opcode& opcode, size_t half, bool& posted) {
+  ControlBlock& cb = group_->control();
+  opcode = static_cast<Opcode>(cb.opcode[half]);
+  PayloadHeader header;
+  std::memcpy(&header, cb.payload[half], sizeof header);
+  posted = header.posted != 0;
+  ByteReader reader(cb.payload[half] + sizeof header, header.inline_bytes);
+  if (header.inline_bytes == 0 && header.blob_id != 0) {
+    const std::byte* bytes =
+        data_.blobs().attach({header.blob_id, header.blob_generation, header.blob_bytes});
+    blob_copy_.assign(bytes, bytes + header.blob_bytes);
+    reader = ByteReader(blob_copy_.data(), blob_copy_.size());
+  }
+  if (opcode != Opcode::Quit) {
+    for (uint64_t id : reader.getVector<uint64_t>())
+      data_.blobs().release(id);
+  }
+  return reader;
+}
+
+StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::string& what,
+                           bool post) {
+  const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
+  const bool posted = writeCommand(opcode, payload, start_epoch % 2, post);
+  Waiter waiter = group_->commandWaiter(what);
+  StepResult result;
+  if (stepTimesOn()) beginStepTimes();
+  try {
+    {
+      PhaseScope phase(Phase::StepStart);
+      group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+    }
+    // The master runs its own command as a worker reads it, from the command area.
+    Opcode echoed;
+    bool echoed_posted = false;
+    ByteReader reader = readCommand(echoed, start_epoch % 2, echoed_posted);
+    if (echoed != opcode || echoed_posted != posted) {
+      throw InternalError(str(what, ": the command area holds another command than was written"));
+    }
+    {
+      PhaseScope phase(Phase::Handler);
+      result = execute(opcode, reader, waiter);
+    }
+    if (posted) {
+      if (!result.status.ok()) {
+        throw InternalError(
+            str(what, " was posted, but failed on the master: ", result.status.message));
+      }
+      posted_ = what;
+      return result;
+    }
+    writeStatus(result.status);
+    {
+      PhaseScope phase(Phase::StepEnd);
+      group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    }
+    if (stepTimesOn()) {
+      publishStepTimes(start_epoch);
+      timed_epoch_ = start_epoch;
+    }
+    posted_.clear();  // every rank passed this step's start: the posted ones are behind them
+    shapes_.noteStep(group_->control(), group_->size());
+  } catch (const PeerFailure& e) {
+    // A rank that never passed this step's start died before it: while the master was idle (an
+    // idle rank has already arrived at the next start: its barrier epoch does not tell), or while
+    // it still ran a posted step the master had returned from.
+    const int rank = e.rank();
+    const bool between = rank >= 0 && rank < group_->size() && rank != group_->rank() &&
+                         group_->control().slot(rank).started.load() < start_epoch;
+    fatal_(e.what());
+    if (between && !posted_.empty()) {
+      throw PeerFailure(rank, str(e.what(), " (during or after ", posted_, ", before ", what, ")"));
+    }
+    throw PeerFailure(rank, between ? str(e.what(), " (between steps, before ", what, ")")
+                                    : str(e.what(), " (during ", what, ")"));
+  } catch (const std::exception& e) {
+    fatal_(e.what());
+    throw;
+  }
+  throwStatuses();
+  return result;
+}
+
+void StepRunner::serve() {
+  while (true) {
+    Waiter idle = group_->idleWaiter();
+    group_->barrier().arrive(idle, BarrierSite::CommandStart);
+    const uint64_t epoch = group_->barrier().epoch();
+    group_->control().slot(group_->rank()).started.store(epoch, std::memory_order_relaxed);
+    Opcode opcode;
+    bool posted = false;
+    ByteReader payload = readCommand(opcode, epoch % 2, posted);
+    if (opcode == Opcode::Quit) return;
+    Waiter waiter = group_->commandWaiter(stepName(opcode));
+    if (stepTimesOn()) beginStepTimes();
+    Status status;
+    {
+      PhaseScope phase(Phase::Handler);
+      status = execute(opcode, payload, waiter).status;
+    }
+    if (posted) {
+      // Nobody reads a posted step's status: a failure can only end the session.
+      if (!status.ok()) {
+        throw InternalError(str(stepName(opcode), " was posted, but failed on rank ",
+                                group_->rank(), ": ", status.message));
+      }
+      continue;
+    }
+    writeStatus(status);
+    {
+      PhaseScope phase(Phase::StepEnd);
+      group_->barrier().arrive(waiter, BarrierSite::CommandEnd);
+    }
+    if (stepTimesOn()) publishStepTimes(epoch);
+  }
+}
+
+void StepRunner::publishStepTimes(uint64_t start_epoch) {
+  RankSlot& slot = group_->control().slot(group_->rank());
+  slot.times = currentStepTimes();
+  slot.times_epoch.store(start_epoch, std::memory_order_release);
+}
+
+std::vector<StepTimes> StepRunner::lastStepTimes(std::chrono::milliseconds timeout) {
+  std::vector<StepTimes> out;
+  if (timed_epoch_ == 0) return out;
+  ControlBlock& cb = group_->control();
+  Waiter waiter = group_->commandWaiter("reading the last step's times");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int r = 0; r < group_->size(); ++r) {
+    // A rank publishes right after passing the step's end, which the master passed too: a wait
+    // of microseconds, bounded all the same (a rank stopped there is reported, not waited for).
+    while (cb.slot(r).times_epoch.load(std::memory_order_acquire) < timed_epoch_) {
+      waiter.check();
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw Timeout(str("rank ", r, " did not publish the last step's times within ",
+                          timeout.count(), " ms"));
+      }
+      std::this_thread::yield();
+    }
+    out.push_back(cb.slot(r).times);
+  }
+  return out;
+}
+
+void StepRunner::quit() {
+  writeCommand(Opcode::Quit, ByteWriter(), (group_->barrier().epoch() + 1) % 2, false);
+  Waiter waiter = group_->commandWaiter("close");
+  group_->barrier().arrive(waiter, BarrierSite::CommandStart);
+}
+
+void StepRunner::throwStatuses() {
+  ControlBlock& cb = group_->control();
+  int first = -1;
+  std::string others;
+  for (int r = 0; r < group_->size(); ++r) {
+    if (cb.slot(r).status == 0) continue;
+    if (first < 0) {
+      first = r;
+    } else {
+      others += str(others.empty() ? "" : ", ", r);
+    }
+  }
+  if (first < 0) return;
+  const RankSlot& slot = cb.slot(first);
+  std::string message = slot.message;
+  if (!others.empty()) message += str(" (rank(s) ", others, " failed too)");
+  switch (static_cast<ErrorKind>(slot.status)) {
+    case ErrorKind::InvalidArgument:
+      throw InvalidArgument(message);
+    default:
+      throw RankError(first, str("rank ", first, ": ", message));
+  }
+}
+
+}  // namespace synk::detail
