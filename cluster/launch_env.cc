@@ -43,7 +43,8 @@ int tasksOnNode(const char* name, std::string_view list, int node) {
     if (ok && !rest.empty()) {
       ok = rest.size() > 3 && rest.substr(0, 2) == "(x" && rest.back() == ')';
       if (ok) {
-        const auto [e2, ec2] = std::from_chars(rest.data() + 2, rest.data() + rest.size() - 1, repeat);
+        const auto [e2, ec2] =
+            std::from_chars(rest.data() + 2, rest.data() + rest.size() - 1, repeat);
         ok = ec2 == std::errc() && e2 == rest.data() + rest.size() - 1 && repeat > 0;
       }
     }
@@ -51,8 +52,8 @@ int tasksOnNode(const char* name, std::string_view list, int node) {
     if (node < first + repeat) return tasks;
     first += repeat;
   }
-  throw InvalidArgument(str("launcher variable ", name, " lists ", first, " node(s); this is node ",
-                            node));
+  throw InvalidArgument(
+      str("launcher variable ", name, " lists ", first, " node(s); this is node ", node));
 }
 
 void checkIndex(const LaunchEnv& e, const char* size_name, const char* rank_name) {
@@ -97,8 +98,8 @@ std::optional<LaunchEnv> detectLauncher(const EnvLookup& env) {
     checkIndex(e, ntasks, "SLURM_PROCID");
     const int node = required(env, "SLURM_NODEID", "srun");
     if (e.nodes < 1 || node >= e.nodes) {
-      throw InvalidArgument(str("launcher variables disagree: SLURM_NODEID=", node, " but ",
-                                nnodes, "=", e.nodes));
+      throw InvalidArgument(
+          str("launcher variables disagree: SLURM_NODEID=", node, " but ", nnodes, "=", e.nodes));
     }
     const char* per_node =
         env("SLURM_STEP_TASKS_PER_NODE") ? "SLURM_STEP_TASKS_PER_NODE" : "SLURM_TASKS_PER_NODE";
@@ -114,7 +115,8 @@ bool simulateNodesRequested(const EnvLookup& env) {
     return false;
   }
   if (std::string_view(value) == "1") return true;
-  throw InvalidArgument(str("SYNK_SIMULATE_NODES='", value, "': use 1 (each launcher process a node "
+  throw InvalidArgument(str("SYNK_SIMULATE_NODES='", value,
+                            "': use 1 (each launcher process a node "
                             "of its own) or 0"));
 }
 
@@ -127,24 +129,24 @@ NodeLayout planNodes(const std::optional<LaunchEnv>& env, const NodeRequest& req
   if (env) {
     if (env->on_this_host > 1 && !request.simulate_nodes) {
       const bool mpi = env->launcher == Launcher::OpenMpi;
-      throw InvalidArgument(str(
-          env->on_this_host, " ", launcherName(env->launcher),
-          " processes share this host, but synk wants one per node (it forks that node's ranks "
-          "itself): launch with ",
-          mpi ? "`mpirun --map-by ppr:1:node`" : "`srun --ntasks-per-node=1`",
-          ", or set SYNK_SIMULATE_NODES=1 to make each process a node of its own on one host"));
+      throw InvalidArgument(
+          str(env->on_this_host, " ", launcherName(env->launcher),
+              " processes share this host, but synk wants one per node (it forks that node's ranks "
+              "itself): launch with ",
+              mpi ? "`mpirun --map-by ppr:1:node`" : "`srun --ntasks-per-node=1`",
+              ", or set SYNK_SIMULATE_NODES=1 to make each process a node of its own on one host"));
     }
     layout.nodes = env->processes;
     layout.node = env->process;
   }
   if (request.total_ranks != 0 && request.total_ranks != layout.worldRanks()) {
-    throw InvalidArgument(str(
-        "asked for ", request.total_ranks, " ranks, but ", layout.nodes, " node(s) x ",
-        layout.ranks_per_node, " rank(s) per node make ", layout.worldRanks(),
-        ": ask for 0 (every rank the launch gives) or ", layout.worldRanks(),
-        ", or launch ", request.total_ranks % layout.ranks_per_node == 0
-                            ? str(request.total_ranks / layout.ranks_per_node, " node(s)")
-                            : std::string("a node count that divides it")));
+    throw InvalidArgument(str("asked for ", request.total_ranks, " ranks, but ", layout.nodes,
+                              " node(s) x ", layout.ranks_per_node, " rank(s) per node make ",
+                              layout.worldRanks(), ": ask for 0 (every rank the launch gives) or ",
+                              layout.worldRanks(), ", or launch ",
+                              request.total_ranks % layout.ranks_per_node == 0
+                                  ? str(request.total_ranks / layout.ranks_per_node, " node(s)")
+                                  : std::string("a node count that divides it")));
   }
   return layout;
 }
@@ -156,7 +158,8 @@ void refuseSeveralProcesses(const EnvLookup& env) {
   if (independent != nullptr && std::string_view(independent) == "1") return;
   throw UsageError(str(
       "fork: this process is ", launcherName(launch->launcher), " process ", launch->process,
-      " of ", launch->processes, ", but one session over several processes or nodes is not built "
+      " of ", launch->processes,
+      ", but one session over several processes or nodes is not built "
       "yet (cluster/README.md): each process would fork a session of its own and work alone. Run "
       "the program once per machine without a launcher, or set SYNK_INDEPENDENT_SESSIONS=1 to run "
       "independent sessions on purpose"));

@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
   po::options_description options(
       "synk-launch-info: how synk sees this launch (one line per launcher process)\n"
       "usage: [mpirun ... | srun ...] synk-launch-info [--ranks-per-node N] [--ranks N]");
-  options.add_options()("help,h", "this text")(
-      "ranks-per-node", po::value<int>()->default_value(1), "ranks each node forks")(
+  options.add_options()("help,h", "this text")("ranks-per-node", po::value<int>()->default_value(1),
+                                               "ranks each node forks")(
       "ranks", po::value<int>()->default_value(0), "total ranks asked for (0: whatever it gives)");
   try {
     po::variables_map args;

@@ -7,9 +7,9 @@
 #include <mutex>
 
 #include "synk/core/backend.h"
-#include "synk/core/session/data_impl.h"
 #include "synk/core/error.h"
 #include "synk/core/phase_clock.h"
+#include "synk/core/session/data_impl.h"
 #include "synk/core/session/session_core.h"
 #include "synk/core/shm_segment.h"
 

@@ -2,10 +2,10 @@
 // then run the call step (call_exec.cc) and return the master's reduced outputs.
 #include <algorithm>
 
-#include "synk/core/step/call_request.h"
-#include "synk/core/session/data_impl.h"
 #include "synk/core/error.h"
+#include "synk/core/session/data_impl.h"
 #include "synk/core/session/session_core.h"
+#include "synk/core/step/call_request.h"
 
 namespace synk::detail {
 namespace {

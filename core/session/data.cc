@@ -2,9 +2,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "synk/core/session/data_impl.h"
 #include "synk/core/error.h"
 #include "synk/core/host_kernels.h"
+#include "synk/core/session/data_impl.h"
 #include "synk/core/session/session_core.h"
 
 namespace synk {

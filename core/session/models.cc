@@ -1,8 +1,8 @@
 // Models, function bindings, distribute and variables: the master's side.
 #include <algorithm>
 
-#include "synk/core/session/data_impl.h"
 #include "synk/core/error.h"
+#include "synk/core/session/data_impl.h"
 #include "synk/core/session/session_core.h"
 
 namespace synk {

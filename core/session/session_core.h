@@ -24,18 +24,18 @@
 #include <vector>
 
 #include "synk/core/backend.h"
+#include "synk/core/memory/data_store.h"
+#include "synk/core/process/this_process.h"
+#include "synk/core/process_group.h"
+#include "synk/core/session.h"
+#include "synk/core/session/model_table.h"
+#include "synk/core/session/rank_resources.h"
+#include "synk/core/session/uniform_shapes.h"
 #include "synk/core/step/call_collectives.h"
 #include "synk/core/step/call_exec.h"
 #include "synk/core/step/collective_exec.h"
-#include "synk/core/memory/data_store.h"
 #include "synk/core/step/distribute.h"
-#include "synk/core/session/model_table.h"
-#include "synk/core/process_group.h"
-#include "synk/core/session/rank_resources.h"
-#include "synk/core/session.h"
 #include "synk/core/step/step_runner.h"
-#include "synk/core/process/this_process.h"
-#include "synk/core/session/uniform_shapes.h"
 
 namespace synk::detail {
 

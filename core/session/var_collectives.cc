@@ -1,10 +1,10 @@
 // Shared-variable collectives, the master's side: validate, then one step on every rank
 // (collective_exec.cc runs it there).
 
-#include "synk/core/step/collective_request.h"
-#include "synk/core/session/data_impl.h"
 #include "synk/core/error.h"
+#include "synk/core/session/data_impl.h"
 #include "synk/core/session/session_core.h"
+#include "synk/core/step/collective_request.h"
 
 namespace synk::detail {
 namespace {

@@ -1,10 +1,10 @@
 #pragma once
-// Internal: the collectives a model runs during one of its calls (core/model_loader.h CallCollectives),
-// on the session's native communicator (host-staged where ranks share a GPU) with the running
-// step's Waiter (its deadline, the abort word). CallExecution opens a Scope around each call of the
-// model; outside one, all_reduce is a UsageError. Function::asLocal opens a local Scope: the master
-// alone holds the whole batch, so a collective over "every rank" is over itself and leaves the
-// buffer as it is (an all_gather copies send to recv).
+// Internal: the collectives a model runs during one of its calls (core/model_loader.h
+// CallCollectives), on the session's native communicator (host-staged where ranks share a GPU) with
+// the running step's Waiter (its deadline, the abort word). CallExecution opens a Scope around each
+// call of the model; outside one, all_reduce is a UsageError. Function::asLocal opens a local
+// Scope: the master alone holds the whole batch, so a collective over "every rank" is over itself
+// and leaves the buffer as it is (an all_gather copies send to recv).
 #include "synk/core/model_loader.h"
 
 namespace synk {

@@ -13,10 +13,10 @@
 #include <cstring>
 
 #include "synk/core/error.h"
-#include "synk/core/process/exchange.h"
 #include "synk/core/host_kernels.h"
-#include "synk/core/phase_clock.h"
 #include "synk/core/memory/row_copy.h"
+#include "synk/core/phase_clock.h"
+#include "synk/core/process/exchange.h"
 
 namespace synk::detail {
 

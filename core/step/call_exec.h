@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "synk/core/step/call_collectives.h"
-#include "synk/core/step/call_request.h"
 #include "synk/core/process/exchange.h"
 #include "synk/core/session/model_table.h"
 #include "synk/core/session/rank_resources.h"
+#include "synk/core/step/call_collectives.h"
+#include "synk/core/step/call_request.h"
 #include "synk/core/step/step_runner.h"
 
 namespace synk::detail {

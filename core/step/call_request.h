@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "synk/core/array.h"
-#include "synk/core/memory/blob.h"
 #include "synk/core/byte_io.h"
+#include "synk/core/memory/blob.h"
 #include "synk/core/selection.h"
 
 namespace synk::detail {

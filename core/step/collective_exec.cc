@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "synk/core/error.h"
-#include "synk/core/process/exchange.h"
-#include "synk/core/phase_clock.h"
 #include "synk/core/memory/row_copy.h"
+#include "synk/core/phase_clock.h"
+#include "synk/core/process/exchange.h"
 
 namespace synk::detail {
 namespace {

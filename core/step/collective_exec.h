@@ -6,11 +6,11 @@
 // core/session/uniform_shapes.h); then each runs the backend's communicator.
 #include <vector>
 
-#include "synk/core/step/collective_request.h"
 #include "synk/core/session/model_table.h"
 #include "synk/core/session/rank_resources.h"
-#include "synk/core/step/step_runner.h"
 #include "synk/core/session/uniform_shapes.h"
+#include "synk/core/step/collective_request.h"
+#include "synk/core/step/step_runner.h"
 
 namespace synk::detail {
 

@@ -5,9 +5,9 @@
 
 #include "synk/core/array.h"
 #include "synk/core/byte_io.h"
-#include "synk/core/step/call_request.h"
 #include "synk/core/reduce_op.h"
 #include "synk/core/selection.h"
+#include "synk/core/step/call_request.h"
 
 namespace synk::detail {
 

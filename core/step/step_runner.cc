@@ -4,8 +4,8 @@
 #include <iterator>
 #include <thread>
 
-#include "synk/core/memory/data_store.h"
 #include "synk/core/error.h"
+#include "synk/core/memory/data_store.h"
 #include "synk/core/phase_clock.h"
 #include "synk/core/process_group.h"
 #include "synk/core/session/uniform_shapes.h"

@@ -15,9 +15,9 @@
 
 #include "synk/core/array.h"
 #include "synk/core/byte_io.h"
-#include "synk/core/step/command.h"
 #include "synk/core/phase_clock.h"
 #include "synk/core/shm_segment.h"
+#include "synk/core/step/command.h"
 
 namespace synk {
 class ProcessGroup;

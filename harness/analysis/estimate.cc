@@ -14,8 +14,9 @@ PlanEstimate estimatePlan(const Experiment& e, const Plan& plan, const Store& st
   for (const Point& p : plan.points) {
     if (p.skipped) continue;
     const std::vector<PointRecord> earlier = store.pointsWithKey(p.key);
-    const auto newest = std::find_if(earlier.rbegin(), earlier.rend(),
-                                     [](const PointRecord& r) { return r.status == PointStatus::ok; });
+    const auto newest = std::find_if(earlier.rbegin(), earlier.rend(), [](const PointRecord& r) {
+      return r.status == PointStatus::ok;
+    });
     if (newest == earlier.rend()) {
       ++out.unknown;
       continue;

@@ -62,9 +62,9 @@ struct ChildResult {
   std::string output;   // what the child wrote to its pipe (a body's report fd; a command's stdout)
   bool exited = false;  // exited normally (see exit_code) rather than by a signal
   int exit_code = -1;
-  int signal = 0;                // the signal that ended it
-  bool timed_out = false;        // killed at the deadline
-  bool killed = false;           // killed by a hard stop
+  int signal = 0;          // the signal that ended it
+  bool timed_out = false;  // killed at the deadline
+  bool killed = false;     // killed by a hard stop
   std::chrono::milliseconds deadline{0};
   std::string describe() const;  // "exited with code 3", "was killed by signal 11 (SIGSEGV)",
                                  // "did not finish within its deadline (60 s) and was killed"
@@ -82,7 +82,7 @@ struct SpawnRequest {
   // A command's stdout and stderr go to this file; "" = stdout to the pipe, stderr discarded.
   std::string output_file;
   std::chrono::milliseconds deadline{std::chrono::minutes(10)};
-  const StopWord* stop = nullptr;   // level 2 kills the group; a body reads level 1 itself
+  const StopWord* stop = nullptr;  // level 2 kills the group; a body reads level 1 itself
   bool interrupt_on_stop = false;  // a command gets SIGINT at level 1 (it has no stop word)
   std::function<void()> tick;
 };

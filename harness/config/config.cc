@@ -232,8 +232,7 @@ std::map<std::string, Handler> commonKeys() {
        [](Experiment& e, const Reader& r) {
          e.gpu_telemetry = r.oneOf({"used", "all", "none"});
        }},
-      {"experiment.step_times",
-       [](Experiment& e, const Reader& r) { e.step_times = r.boolean(); }},
+      {"experiment.step_times", [](Experiment& e, const Reader& r) { e.step_times = r.boolean(); }},
       {"axes.ranks", [](Experiment& e, const Reader& r) { e.axes.ranks = r.intAxis(1); }},
       {"compare.min_change",
        [](Experiment& e, const Reader& r) { e.compare.min_change = r.number(0); }},
@@ -396,8 +395,7 @@ bool patternKey(Experiment& e, const std::string& key, const Reader& r) {
   if (kind == ExperimentKind::Train) {
     valid.insert(valid.end(), {"model.OPTION", "input.NAME.shape", "input.NAME.dtype",
                                "input.NAME.range", "input.NAME.broadcast", "input.NAME.resident",
-                               "axes.model.OPTION",
-                               "axes.BACKEND.ranks", "axes.BACKEND.batch"});
+                               "axes.model.OPTION", "axes.BACKEND.ranks", "axes.BACKEND.batch"});
   }
   throw BadInput(entry.where + ": unknown key '" + key + "' in a " + kindName(kind) +
                  " experiment" + (closest.empty() ? "" : " (did you mean '" + closest + "'?)") +

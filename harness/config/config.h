@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "synk/harness/records/collective.h"
 #include "synk/harness/config/config_file.h"
+#include "synk/harness/records/collective.h"
 
 namespace synk::harness {
 

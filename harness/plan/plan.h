@@ -44,7 +44,7 @@ struct Point {
   // collectives
   Collective op = Collective::AllReduce;
   std::string dtype, redop;  // redop "none" for ops that do not reduce
-  int root = -1;                 // -1 for ops without a root
+  int root = -1;             // -1 for ops without a root
   int64_t bytes = 0;
   Placement placement = Placement::OutOfPlace;
 

@@ -47,8 +47,9 @@ std::vector<CollectiveRow> collectiveRows(const RunData& data) {
       row.redop = axis(p, "redop");
       row.root = std::atoi(axis(p, "root").c_str());
       row.ranks = std::atoi(axis(p, "ranks").c_str());
-      const CollectiveShape shape = collectiveShape(row.collective.value_or(Collective::AllReduce), std::atoll(axis(p, "bytes").c_str()),
-                                                    row.ranks, parseDType(row.dtype));
+      const CollectiveShape shape =
+          collectiveShape(row.collective.value_or(Collective::AllReduce),
+                          std::atoll(axis(p, "bytes").c_str()), row.ranks, parseDType(row.dtype));
       row.size = shape.bytes();
       row.count = shape.part;
       index[key] = rows.size();
@@ -101,7 +102,8 @@ struct Block {
 // One nccl-tests group: "  time  algbw  busbw  #wrong", or N/A where it did not run.
 std::string cellText(const CollectiveCell& c, bool checked) {
   char text[64];
-  if (!c.present || c.status == PointStatus::failed || c.status == PointStatus::skipped || c.time_s <= 0) {
+  if (!c.present || c.status == PointStatus::failed || c.status == PointStatus::skipped ||
+      c.time_s <= 0) {
     std::snprintf(text, sizeof text, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
   } else if (checked) {
     std::snprintf(text, sizeof text, "  %7s  %6s  %6s  %6lld", fitted(c.time_s * 1e6, 7).c_str(),
@@ -161,7 +163,8 @@ void printBlock(std::FILE* out, const RunData& data, const Block& block) {
       const CollectiveCell& c = cells[place];
       std::fprintf(out, "%s", cellText(c, checked).c_str());
       wrong += c.wrong;
-      if (c.present && c.status != PointStatus::failed && c.status != PointStatus::skipped && c.time_s > 0) {
+      if (c.present && c.status != PointStatus::failed && c.status != PointStatus::skipped &&
+          c.time_s > 0) {
         busbw_sum += c.busbw;
         ++busbw_count;
       }

@@ -27,7 +27,7 @@ struct CollectiveCell {
 };
 
 struct CollectiveRow {
-  std::string op, dtype, redop;  // op as stored
+  std::string op, dtype, redop;          // op as stored
   std::optional<Collective> collective;  // op, parsed (collectiveOf)
   int root = -1, ranks = 1;
   int64_t size = 0;  // bytes moved (nccl-tests' size column)

@@ -134,8 +134,7 @@ std::string rankTimesCharts(const RunData& data, const char* unit_name, double u
                 unit_name,
                 {"work", "path", "wait"},
                 {}};
-  BarChart device{"rank-device", "Each rank's work on its GPU (median)", unit_name, {"device"},
-                  {}};
+  BarChart device{"rank-device", "Each rank's work on its GPU (median)", unit_name, {"device"}, {}};
   std::string notes;
   for (const AnalysedPoint& a : data.points) {
     if (!a.step_times) continue;
@@ -148,8 +147,8 @@ std::string rankTimesCharts(const RunData& data, const char* unit_name, double u
       if (r.device_s) device.bars.push_back({label, {*r.device_s * unit}});
     }
     if (const std::optional<Straggler>& st = a.step_times->straggler) {
-      notes += "<p class=\"note\">" + htmlEscape(pointLabel(axes) + ": " + stragglerText(*st)) +
-               ".</p>";
+      notes +=
+          "<p class=\"note\">" + htmlEscape(pointLabel(axes) + ": " + stragglerText(*st)) + ".</p>";
     }
   }
   if (host.bars.empty()) return "";
@@ -417,7 +416,8 @@ std::string microBody(const RunData& data) {
         "<tr>" + cell(a.record.axes.count("benchmark") ? a.record.axes.at("benchmark") : "", true) +
         cell(std::to_string(s.n)) + cell(measured ? formatSeconds(s.median) : "-") +
         cell(measured ? formatSeconds(s.min) : "-") + cell(measured ? formatSeconds(s.max) : "-") +
-        cell(toString(a.record.status) + (a.record.reason.empty() ? "" : ": " + a.record.reason), true) +
+        cell(toString(a.record.status) + (a.record.reason.empty() ? "" : ": " + a.record.reason),
+             true) +
         "</tr>";
   }
   return out + "</table>";

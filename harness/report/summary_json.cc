@@ -71,7 +71,8 @@ OrderedJson pointSummaryJson(const RunData& data, size_t point,
       {"max", stat(v.max)}};
   if (data.collectives()) {
     const CollectiveShape shape =
-        collectiveShape(collectiveOf(a.record).value_or(Collective::AllReduce), std::atoll(axis(a.record, "bytes").c_str()),
+        collectiveShape(collectiveOf(a.record).value_or(Collective::AllReduce),
+                        std::atoll(axis(a.record, "bytes").c_str()),
                         std::max(1, std::atoi(axis(a.record, "ranks").c_str())),
                         parseDType(axis(a.record, "dtype")));
     const double time = point < data.slowest_s.size() ? data.slowest_s[point] : 0;
@@ -81,8 +82,9 @@ OrderedJson pointSummaryJson(const RunData& data, size_t point,
     if (time > 0) {
       const double algbw = double(shape.bytes()) / time * 1e-9;
       out["algbw_GBps"] = jsonNumber(algbw);
-      out["busbw_GBps"] = jsonNumber(
-          algbw * busbwFactorOf(collectiveOf(a.record), std::atoi(axis(a.record, "ranks").c_str())));
+      out["busbw_GBps"] =
+          jsonNumber(algbw * busbwFactorOf(collectiveOf(a.record),
+                                           std::atoi(axis(a.record, "ranks").c_str())));
     }
   } else if (point < rows.size()) {
     const ScalingRow& row = rows[point];

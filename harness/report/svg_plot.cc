@@ -296,9 +296,8 @@ std::string renderBarChart(const BarChart& chart) {
       const double height = std::max(y(base) - y(base + v), kMinBarPixels);
       bars += "<rect class=\"mark\" fill=\"" + std::string(kColors[k % 10]) + "\" x=\"" +
               num(left) + "\" width=\"" + num(slot * 0.7) + "\" y=\"" + num(y(base) - height) +
-              "\" height=\"" + num(height) + "\"><title>" +
-              htmlEscape(chart.bars[i].label) + ": " + htmlEscape(chart.part_names[k]) + " " +
-              label(v) + "</title></rect>";
+              "\" height=\"" + num(height) + "\"><title>" + htmlEscape(chart.bars[i].label) + ": " +
+              htmlEscape(chart.part_names[k]) + " " + label(v) + "</title></rect>";
       base += v;
       ++marks;
     }

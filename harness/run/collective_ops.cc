@@ -119,14 +119,19 @@ class Bench {
   void allocate() {
     const size_t e = shape_.element_bytes;
     const bool gathers = p_.op == Collective::Gather || p_.op == Collective::AllGather;
-    send_.emplace(device_, (gathers ? shape_.part : p_.op == Collective::Scatter ? 0 : shape_.total) * e + 1);
-    const bool separate_recv =
-        p_.op == Collective::Gather || p_.op == Collective::AllGather || p_.op == Collective::Scatter || !p_.in_place;
+    send_.emplace(device_, (gathers                        ? shape_.part
+                            : p_.op == Collective::Scatter ? 0
+                                                           : shape_.total) *
+                                   e +
+                               1);
+    const bool separate_recv = p_.op == Collective::Gather || p_.op == Collective::AllGather ||
+                               p_.op == Collective::Scatter || !p_.in_place;
     if (separate_recv) {
       const size_t count = p_.op == Collective::Scatter ? shape_.part : shape_.total;
       recv_.emplace(device_, count * e + 1);
     }
-    if (p_.op == Collective::Scatter && rank_ == p_.root) source_.reserve(side_.heap, shape_.total * e + 1);
+    if (p_.op == Collective::Scatter && rank_ == p_.root)
+      source_.reserve(side_.heap, shape_.total * e + 1);
   }
 
   // Published at the agreement barrier: where the root's scatter source lies.
@@ -165,7 +170,8 @@ class Bench {
     }
     // Out of place the result buffer starts as a value no result has, so an op that leaves it
     // alone counts as wrong even after an earlier check filled it correctly.
-    if (recv_ && (p_.op == Collective::AllReduce || p_.op == Collective::Broadcast || p_.op == Collective::Reduce)) {
+    if (recv_ && (p_.op == Collective::AllReduce || p_.op == Collective::Broadcast ||
+                  p_.op == Collective::Reduce)) {
       HostImage sentinel(p_.dtype, shape_.total);
       for (size_t i = 0; i < shape_.total; ++i)
         sentinel.set(i, kSentinel);

@@ -12,13 +12,13 @@
 namespace synk::harness {
 
 struct PointOutcome {
-  int point = 0;              // Point::index
+  int point = 0;                         // Point::index
   PointStatus status = PointStatus::ok;  // ok | wrong | failed | interrupted
   std::string message;
   int64_t wrong = 0;
   int64_t steps = 0;
-  std::vector<SampleRecord> samples;  // repetition fields are filled in by the sweep
-  std::vector<GpuReading> gpus;       // telemetry of its timed phase, per GPU (NVML)
+  std::vector<SampleRecord> samples;        // repetition fields are filled in by the sweep
+  std::vector<GpuReading> gpus;             // telemetry of its timed phase, per GPU (NVML)
   std::vector<RankTimesRecord> rank_times;  // every rank's time per timed step (step_times)
 };
 

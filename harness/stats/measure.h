@@ -11,7 +11,7 @@
 
 #include "synk/core/dtype.h"
 #include "synk/harness/records/collective.h"  // Collective
-#include "synk/harness/stats/stats.h"  // median, percentile
+#include "synk/harness/stats/stats.h"         // median, percentile
 
 namespace synk::harness {
 

@@ -46,7 +46,8 @@ TEST_CASE("no launcher: one node, as on one machine", "[cluster]") {
   const NodeLayout layout = planNodes(env, {.ranks_per_node = 4});
   CHECK(layout.nodes == 1);
   CHECK(layout.worldRanks() == 4);
-  CHECK(describe(env, layout) == "no launcher (one node): node 0 of 1, ranks 0-3 of 4 (4 per node)");
+  CHECK(describe(env, layout) ==
+        "no launcher (one node): node 0 of 1, ranks 0-3 of 4 (4 per node)");
 }
 
 TEST_CASE("mpirun, one process per node: nodes by process, ranks node-major", "[cluster]") {
@@ -68,7 +69,8 @@ TEST_CASE("two launcher processes on one host: refused unless nodes are simulate
   const auto env = detectLauncher(mapEnv(openMpi(2, 1, 2)));
   CHECK_THROWS_WITH(planNodes(env, {.ranks_per_node = 1}),
                     Contains("2 open-mpi processes share this host") &&
-                        Contains("mpirun --map-by ppr:1:node") && Contains("SYNK_SIMULATE_NODES=1"));
+                        Contains("mpirun --map-by ppr:1:node") &&
+                        Contains("SYNK_SIMULATE_NODES=1"));
   const NodeLayout layout = planNodes(env, {.ranks_per_node = 1, .simulate_nodes = true});
   CHECK(layout.nodes == 2);
   CHECK(layout.node == 1);

@@ -106,8 +106,8 @@ TEST_CASE("a start slower than the step deadline is bounded by startup_timeout, 
   options.timeout = std::chrono::milliseconds(1000);
   options.startup_timeout = std::chrono::milliseconds(30000);
   const auto factory = standinFactory(faults);
-  const RankRun run =
-      launchRanks(*factory, 2, [](RankContext& ctx) { sumAndCheck(ctx, 100); }, options);
+  const RankRun run = launchRanks(
+      *factory, 2, [](RankContext& ctx) { sumAndCheck(ctx, 100); }, options);
   INFO(run.describe());
   REQUIRE(run.allOk());
   requireHealthy(run, 2);

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "synk/core/byte_io.h"
+#include "synk/core/error.h"
 #include "synk/core/step/call_request.h"
 #include "synk/core/step/collective_request.h"
 #include "synk/core/step/distribute.h"
-#include "synk/core/error.h"
 
 namespace synk {
 namespace {

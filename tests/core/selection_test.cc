@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "synk/core/byte_io.h"
-#include "synk/core/step/call_request.h"
 #include "synk/core/error.h"
 #include "synk/core/selection.h"
+#include "synk/core/step/call_request.h"
 
 namespace synk {
 namespace {

@@ -34,7 +34,8 @@ TEST_CASE("a point's step time is the median of its repetition medians", "[harne
       {0, 0, 2, 9000000, 8000000, 1000000},   {1, 0, 0, 3000000, kNoValue, kNoValue},
       {1, 0, 1, 4000000, kNoValue, kNoValue}, {2, 0, 0, 100000000, kNoValue, kNoValue},
       {2, 1, 0, 555, kNoValue, kNoValue}};  // another rank's sample: not the master's clock
-  const PointSummary s = summarizePoint(samples, {{0, 2000, 3, PointStatus::ok, ""}, {1, 4000, 2, PointStatus::ok, ""}});
+  const PointSummary s = summarizePoint(
+      samples, {{0, 2000, 3, PointStatus::ok, ""}, {1, 4000, 2, PointStatus::ok, ""}});
   REQUIRE(s.repetition_medians.size() == 3);
   CHECK(s.repetition_medians[0] == Approx(2e-3));
   CHECK(s.repetition_medians[1] == Approx(3.5e-3));

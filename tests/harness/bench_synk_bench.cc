@@ -276,7 +276,8 @@ void telemetryCost() {
     const double alone = round_of_steps();
     std::atomic<bool> done{false};
     std::thread reader([&] {  // as runner.cc: the reads on a thread of their own
-      while (!done.load()) telemetry.since(telemetry.mark());
+      while (!done.load())
+        telemetry.since(telemetry.mark());
     });
     const double beside = round_of_steps();
     done = true;

@@ -66,7 +66,8 @@ TEST_CASE("a report cut short or garbled is refused", "[harness]") {
   CHECK_THROWS_WITH(decodeOutcome(whole + "x"), Catch::Contains("garbled"));
 }
 
-TEST_CASE("a point status is stored, exported and printed as its word, and read back", "[harness]") {
+TEST_CASE("a point status is stored, exported and printed as its word, and read back",
+          "[harness]") {
   const std::vector<std::pair<PointStatus, std::string>> words = {
       {PointStatus::ok, "ok"},
       {PointStatus::wrong, "wrong"},

@@ -112,7 +112,8 @@ TEST_CASE("collectives: placements per op, roots, redops and their skips", "[har
     }
     if (p.op == Collective::Broadcast && p.placement == Placement::OutOfPlace) ++broadcast_out;
     if (p.op == Collective::Reduce && p.placement == Placement::InPlace) ++reduce_in;
-    if ((p.op == Collective::Gather || p.op == Collective::AllGather || p.op == Collective::Scatter) &&
+    if ((p.op == Collective::Gather || p.op == Collective::AllGather ||
+         p.op == Collective::Scatter) &&
         p.placement == Placement::InPlace)
       ++gathers_in;
     if (p.op == Collective::AllGather) CHECK(p.redop == "none");

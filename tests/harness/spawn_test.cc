@@ -60,10 +60,12 @@ TEST_CASE("spawn: at the deadline the child's whole group is killed, and the mes
   request.body = [](int fd) {
     const pid_t grandchild = fork();
     if (grandchild == 0) {
-      while (true) pause();
+      while (true)
+        pause();
     }
     writeAll(fd, std::to_string(grandchild));
-    while (true) pause();
+    while (true)
+      pause();
     return 0;
   };
   request.deadline = std::chrono::milliseconds(300);
