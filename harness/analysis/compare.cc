@@ -88,8 +88,7 @@ std::string configDifference(const RunRecord& a, const RunRecord& b) {
 }
 
 std::string statusReason(const char* side, const PointRecord& p) {
-  return std::string(side) + " point " + toString(p.status) +
-         (p.reason.empty() ? "" : ": " + p.reason);
+  return std::string(side) + " point " + statusText(p.status, p.reason);
 }
 
 const PointRecord* referencePoint(const std::vector<PointRecord>& points, const PointRecord& p) {

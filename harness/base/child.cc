@@ -154,6 +154,7 @@ std::string ChildResult::describe() const {
     return std::string("did not finish within its deadline (") + seconds + " s) and was killed";
   }
   if (killed) return "was stopped (Ctrl-C twice)";
+  if (lost) return "ended, but its exit status was collected elsewhere (is SIGCHLD ignored?)";
   if (exited) return "exited with code " + std::to_string(exit_code);
   return "was killed by signal " + std::to_string(signal) + " (SIG" + signalName(signal) + ")";
 }
@@ -180,7 +181,8 @@ namespace {
       const int null = open("/dev/null", O_WRONLY);
       if (null >= 0) dup2(null, STDERR_FILENO);
     } else {
-      const int fd = open(request.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int fd =
+          open(request.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd >= 0) {
         dup2(fd, STDOUT_FILENO);
         dup2(fd, STDERR_FILENO);
@@ -268,6 +270,7 @@ ChildResult spawn(const SpawnRequest& request) {
     const pid_t got = waitpid(pid, &status, WNOHANG);
     if (got == pid || (got < 0 && errno != EINTR)) {
       reaped = got == pid;
+      result.lost = got < 0;  // reaped elsewhere (SIGCHLD ignored?): its status is unknown
       if (pipe_open) drain(fds[0], result.output);  // what it wrote before it exited
       break;
     }
@@ -278,7 +281,7 @@ ChildResult spawn(const SpawnRequest& request) {
     killGroup(pid);
     waitpid(pid, &status, 0);
   }
-  result.exited = WIFEXITED(status);
+  result.exited = !result.lost && WIFEXITED(status);
   result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
   result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return result;

@@ -65,6 +65,7 @@ struct ChildResult {
   int signal = 0;          // the signal that ended it
   bool timed_out = false;  // killed at the deadline
   bool killed = false;     // killed by a hard stop
+  bool lost = false;       // waitpid failed: its exit status is unknown (not a success)
   std::chrono::milliseconds deadline{0};
   std::string describe() const;  // "exited with code 3", "was killed by signal 11 (SIGSEGV)",
                                  // "did not finish within its deadline (60 s) and was killed"

@@ -23,6 +23,10 @@ std::string toString(PointStatus status) {
   return "status " + std::to_string(static_cast<int>(status));
 }
 
+std::string statusText(PointStatus status, const std::string& reason) {
+  return toString(status) + (reason.empty() ? "" : ": " + reason);
+}
+
 std::optional<PointStatus> parsePointStatus(std::string_view text) {
   for (const auto& [value, name] : kPointStatusNames) {
     if (name == text) return value;

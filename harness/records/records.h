@@ -21,6 +21,8 @@ enum class PointStatus { ok, wrong, failed, skipped, interrupted };
 std::string toString(PointStatus status);
 // The status named by `text`, or nullopt where it names none.
 std::optional<PointStatus> parsePointStatus(std::string_view text);
+// "failed: rank 1 died", or the status's word alone where there is no reason.
+std::string statusText(PointStatus status, const std::string& reason);
 // "ok, wrong, failed, skipped, interrupted": for an error naming the valid ones.
 std::string pointStatusNames();
 

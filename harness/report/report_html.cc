@@ -321,7 +321,7 @@ std::string trainBody(const RunData& data, Scaling scaling) {
                    cell(row.samples_per_joule ? formatRate(*row.samples_per_joule) : "-") +
                    cell(row.energy_scaling ? formatFixed(*row.energy_scaling * 100, 0) + " %" : "-")
              : "") +
-        cell(toString(p.status) + (p.reason.empty() ? "" : ": " + p.reason), true) + "</tr>";
+        cell(statusText(p.status, p.reason), true) + "</tr>";
   }
   return out + "</table>";
 }
@@ -397,7 +397,7 @@ std::string collectivesBody(const RunData& data) {
                cell(c.time_s > 0 ? formatFixed(c.time_s * 1e6, 2) : "-") +
                cell(c.time_s > 0 ? formatFixed(c.algbw, 2) : "-") +
                cell(c.time_s > 0 ? formatFixed(c.busbw, 2) : "-") + cell(std::to_string(c.wrong)) +
-               cell(toString(c.status) + (c.reason.empty() ? "" : ": " + c.reason), true) + "</tr>";
+               cell(statusText(c.status, c.reason), true) + "</tr>";
       }
     }
   }
@@ -416,9 +416,7 @@ std::string microBody(const RunData& data) {
         "<tr>" + cell(a.record.axes.count("benchmark") ? a.record.axes.at("benchmark") : "", true) +
         cell(std::to_string(s.n)) + cell(measured ? formatSeconds(s.median) : "-") +
         cell(measured ? formatSeconds(s.min) : "-") + cell(measured ? formatSeconds(s.max) : "-") +
-        cell(toString(a.record.status) + (a.record.reason.empty() ? "" : ": " + a.record.reason),
-             true) +
-        "</tr>";
+        cell(statusText(a.record.status, a.record.reason), true) + "</tr>";
   }
   return out + "</table>";
 }

@@ -23,9 +23,9 @@ std::vector<std::string> varyingAxes(const RunData& data) {
   return names;
 }
 
-std::string statusText(const PointRecord& p) {
+std::string okOrStatusText(const PointRecord& p) {
   if (p.status == PointStatus::ok) return "ok";
-  return toString(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
+  return statusText(p.status, p.reason);
 }
 
 }  // namespace
@@ -136,7 +136,7 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
       cells.push_back(row.samples_per_joule ? formatRate(*row.samples_per_joule) : "-");
       cells.push_back(row.energy_scaling ? formatFixed(*row.energy_scaling * 100, 0) + " %" : "-");
     }
-    cells.push_back(statusText(p));
+    cells.push_back(okOrStatusText(p));
     table.row(cells);
   }
   std::fprintf(out, "%s scaling: speedup = %s at the same %s batch; efficiency = speedup / ranks\n",
@@ -205,7 +205,7 @@ void printMicroTable(std::FILE* out, const RunData& data) {
     table.row({a.record.axes.count("benchmark") ? a.record.axes.at("benchmark") : "",
                std::to_string(s.n), measured ? formatSeconds(s.median) : "-",
                measured ? formatSeconds(s.min) : "-", measured ? formatSeconds(s.max) : "-",
-               statusText(a.record)});
+               okOrStatusText(a.record)});
   }
   table.print(out);
 }

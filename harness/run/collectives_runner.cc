@@ -204,18 +204,16 @@ JobOutcome runCollectivesRepetition(const Experiment& e, const std::vector<const
     BackendFactory* factory = registry.find(first.backend == "cpu" ? "cpu" : "cuda");
     if (!factory) throw InvalidArgument("no backend for " + first.backend);
     Results results(first.ranks, runnable.size(), timesPerRank(paramsOf(e, first)));
-    Job job{e,
-            runnable,
-            *factory,
-            first.backend != "host",
-            factory->bindsDevices() ? factory->deviceCount() : 0,
-            results,
-            stop,
-            {},
-            false,
-            telemetry_gpus,
-            {},
-            points_done};
+    Job job{.e = e,
+            .points = runnable,
+            .factory = *factory,
+            .native = first.backend != "host",
+            .gpus = factory->bindsDevices() ? factory->deviceCount() : 0,
+            .results = results,
+            .stop = stop,
+            .telemetry_gpus = telemetry_gpus,
+            .readings = {},
+            .points_done = points_done};
     factory->checkBeforeFork();
     ProcessGroupOptions options;
     options.n_ranks = first.ranks;
