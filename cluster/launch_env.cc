@@ -73,7 +73,11 @@ EnvLookup processEnvironment() {
   return [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
 }
 
-std::optional<LaunchEnv> detectLauncher(const EnvLookup& env) {
+namespace {
+
+// Which launcher started this process and its index among how many: what the refusal in fork()
+// needs, so that a one-process job never fails over variables only the layout reads.
+std::optional<LaunchEnv> whoLaunched(const EnvLookup& env) {
   // mpirun's children carry OMPI_COMM_WORLD_*; inside a Slurm allocation they also inherit the
   // allocation's SLURM_* variables, so Open MPI's are read first.
   if (env("OMPI_COMM_WORLD_SIZE") != nullptr) {
@@ -81,7 +85,6 @@ std::optional<LaunchEnv> detectLauncher(const EnvLookup& env) {
     e.launcher = Launcher::OpenMpi;
     e.processes = required(env, "OMPI_COMM_WORLD_SIZE", "mpirun");
     e.process = required(env, "OMPI_COMM_WORLD_RANK", "mpirun");
-    e.on_this_host = number(env, "OMPI_COMM_WORLD_LOCAL_SIZE").value_or(1);
     checkIndex(e, "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK");
     return e;
   }
@@ -91,22 +94,34 @@ std::optional<LaunchEnv> detectLauncher(const EnvLookup& env) {
     LaunchEnv e;
     e.launcher = Launcher::Slurm;
     const char* ntasks = env("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
-    const char* nnodes = env("SLURM_STEP_NUM_NODES") ? "SLURM_STEP_NUM_NODES" : "SLURM_NNODES";
     e.processes = required(env, ntasks, "srun");
     e.process = required(env, "SLURM_PROCID", "srun");
-    e.nodes = required(env, nnodes, "srun");
     checkIndex(e, ntasks, "SLURM_PROCID");
-    const int node = required(env, "SLURM_NODEID", "srun");
-    if (e.nodes < 1 || node >= e.nodes) {
-      throw InvalidArgument(
-          str("launcher variables disagree: SLURM_NODEID=", node, " but ", nnodes, "=", e.nodes));
-    }
-    const char* per_node =
-        env("SLURM_STEP_TASKS_PER_NODE") ? "SLURM_STEP_TASKS_PER_NODE" : "SLURM_TASKS_PER_NODE";
-    if (const char* list = env(per_node)) e.on_this_host = tasksOnNode(per_node, list, node);
     return e;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LaunchEnv> detectLauncher(const EnvLookup& env) {
+  std::optional<LaunchEnv> e = whoLaunched(env);
+  if (!e) return e;
+  if (e->launcher == Launcher::OpenMpi) {
+    e->on_this_host = number(env, "OMPI_COMM_WORLD_LOCAL_SIZE").value_or(1);
+    return e;
+  }
+  const char* nnodes = env("SLURM_STEP_NUM_NODES") ? "SLURM_STEP_NUM_NODES" : "SLURM_NNODES";
+  e->nodes = required(env, nnodes, "srun");
+  const int node = required(env, "SLURM_NODEID", "srun");
+  if (e->nodes < 1 || node >= e->nodes) {
+    throw InvalidArgument(
+        str("launcher variables disagree: SLURM_NODEID=", node, " but ", nnodes, "=", e->nodes));
+  }
+  const char* per_node =
+      env("SLURM_STEP_TASKS_PER_NODE") ? "SLURM_STEP_TASKS_PER_NODE" : "SLURM_TASKS_PER_NODE";
+  if (const char* list = env(per_node)) e->on_this_host = tasksOnNode(per_node, list, node);
+  return e;
 }
 
 bool simulateNodesRequested(const EnvLookup& env) {
@@ -152,7 +167,7 @@ NodeLayout planNodes(const std::optional<LaunchEnv>& env, const NodeRequest& req
 }
 
 void refuseSeveralProcesses(const EnvLookup& env) {
-  const std::optional<LaunchEnv> launch = detectLauncher(env);
+  const std::optional<LaunchEnv> launch = whoLaunched(env);
   if (!launch || launch->processes == 1) return;
   const char* independent = env("SYNK_INDEPENDENT_SESSIONS");
   if (independent != nullptr && std::string_view(independent) == "1") return;
