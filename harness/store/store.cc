@@ -82,6 +82,11 @@ Store Store::open(const std::string& path, Mode mode) {
   if (mode == Mode::Write && read_only) {
     throw BadInput("cannot write " + path + ": the file is read-only");
   }
+  if (mode == Mode::Read && version == 0) {
+    // An empty file: a reader never creates the schema (a writer may be creating it right now,
+    // and two creators race).
+    throw BadInput(path + " holds no synk-bench data yet (an empty database)");
+  }
   if (version == 0 && !read_only) {
     // A new file: larger pages make the long runs of sample rows cheaper to append. Only a
     // database without tables takes a new page size.
