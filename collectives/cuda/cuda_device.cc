@@ -259,8 +259,11 @@ void CudaDevice::markWork(bool start) {
 }
 
 int64_t CudaDevice::workSpanNs(Waiter& waiter) {
-  if (!work_started_ || !work_ended_) return -1;
+  // Cleared on every path: a plugin that threw between the marks leaves a start without an end,
+  // which the next call's start must replace, not extend back to the failed call.
+  const bool both = work_started_ && work_ended_;
   work_started_ = work_ended_ = false;
+  if (!both) return -1;
   pollUntil(waiter, rank_, wait_what_.c_str(), [this] {
     const cudaError_t state = cudaEventQuery(work_end_);
     if (state == cudaErrorNotReady) return false;

@@ -3,6 +3,8 @@
 // as every other rank's wait at the agreement; the phases fit in the step; a GPU rank reports the
 // span of its plugin's device work.
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "synk/synk.h"
 #include "tests/support/session_fixture.h"
@@ -47,6 +49,31 @@ TEST_CASE("step times name the straggler: its plugin time, the others' wait", "[
         CHECK(t.device_ns >= 0);
         CHECK(t.device_ns < 80 * kMs);  // the straggler slept on the host, not on its GPU
       }
+    }
+  }
+}
+
+TEST_CASE("a call that failed leaves no device mark behind for the next step's times", "[core]") {
+  Session session = test::forkForTest(2, {.step_times = true});
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Function fail = session.function(model, "fail_on_rank", {.broadcast = {"who"}});
+  Function slow = session.function(model, "slow_on_rank", {.broadcast = {"who", "ms"}});
+  Data x = session.data(Array(DType::Float32, {4, 2}));
+  Data first = session.data(Array::scalar<int32_t>(0));
+  Data nobody = session.data(Array::scalar<int32_t>(-1));
+  Data no_ms = session.data(Array::scalar<int32_t>(0));
+  // Rank 0's plugin throws after its work started and before it ended.
+  CHECK_THROWS_AS(fail({x, first}), RankError);
+  // Not an ordering: a gap that a device span still starting at the failed call would include.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  slow({x, nobody, no_ms});
+  for (const RankStepTimes& t : session.lastStepTimes()) {
+    INFO("rank " << t.rank);
+    if (test::testBackend() == "cpu") {
+      CHECK(t.device_ns == -1);
+    } else {
+      CHECK(t.device_ns >= 0);
+      CHECK(t.device_ns < 100 * kMs);  // this call's work only: microseconds
     }
   }
 }
