@@ -58,7 +58,8 @@ Config Config::fromOptions(const sdk::Options& o) {
   const std::string exchange = o.getChoice(
       "exchange", "auto", {"auto", "gradient", "rows"},
       "train_step on several ranks: all-reduce the gradient, all-gather each layer's rows, or "
-      "rows where they are at most 1/4 of the gradient's bytes (CUDA)");
+      "rows where they are at most 1/" +
+          std::to_string(kRowsRatio) + " of the gradient's bytes (CUDA)");
   c.exchange = exchange == "auto"       ? Exchange::Auto
                : exchange == "gradient" ? Exchange::Gradient
                                         : Exchange::Rows;

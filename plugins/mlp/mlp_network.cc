@@ -120,7 +120,8 @@ void Network::backward(const float* params, int64_t rows, float* grad, int tail_
     const int chunks = l == 0 ? tail_chunks : 1;
     const int64_t width = config_.dims[l + 1];
     for (int c = chunks - 1; c >= 0; --c) {
-      const int64_t first = config_.dims[l] * c / chunks, last = config_.dims[l] * (c + 1) / chunks;
+      const int64_t first = l == 0 ? config_.tailCut(chunks, c) : 0;
+      const int64_t last = l == 0 ? config_.tailCut(chunks, c + 1) : config_.dims[l];
       compute::GemmArgs block = blockGradient(l, rows);
       block.m = last - first;
       block.a += first;  // columns [first, last) of the layer's input

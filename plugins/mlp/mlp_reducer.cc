@@ -8,10 +8,6 @@ int tailChunks(const Config& config, int ranks) {
   return ranks > 1 && large && config.dims[0] >= kTailChunks ? kTailChunks : 1;
 }
 
-int64_t tailCut(const Config& config, int tail_chunks, int c) {
-  return config.dims[0] * c / tail_chunks;
-}
-
 std::vector<Bucket> planBuckets(const Config& config, int tail_chunks) {
   std::vector<Bucket> buckets;
   int64_t end = config.parameters() + 1;  // the count slot rides in the first bucket
@@ -25,7 +21,7 @@ std::vector<Bucket> planBuckets(const Config& config, int tail_chunks) {
     }
   }
   for (int c = tail_chunks - 1; c >= 0; --c) {  // the first layer's block, its last rows first
-    const int64_t begin = config.offset(0) + tailCut(config, tail_chunks, c) * config.dims[1];
+    const int64_t begin = config.offset(0) + config.tailCut(tail_chunks, c) * config.dims[1];
     buckets.push_back({begin, end});
     end = begin;
   }

@@ -31,8 +31,6 @@ constexpr int kTailChunks = 4;
 // How many GEMMs backward writes the first layer's block in (1 or kTailChunks): only with
 // several ranks (nothing to hide on one).
 int tailChunks(const Config& config, int ranks);
-// Row r of W_0 where chunk c of tail_chunks starts (c = tail_chunks: the row count).
-int64_t tailCut(const Config& config, int tail_chunks, int c);
 
 // The buckets, in the order they are issued.
 std::vector<Bucket> planBuckets(const Config& config, int tail_chunks = 1);

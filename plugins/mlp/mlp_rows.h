@@ -42,11 +42,9 @@ RowShares rowSharesOf(const std::vector<int64_t>& rank_rows, int rank);
 
 // Floats one step gathers on a rank: ranks x most x (every layer's input and output width).
 int64_t gatheredFloats(const Config& config, const RowShares& shares);
-// exchange = auto takes rows on CUDA where the gathered floats are at most 1/kRowsRatio of the
-// gradient's; on cpu ranks the extra weight-gradient GEMMs cost more than shared memory saves.
-// Measured on 2 x H200 (the 4096-wide scaling MLP, ratios 14, 7.1, 3.6 at batch 64, 128, 256 per
-// rank): rows 1.15 / 1.86 / 3.22 ms a step against the gradient's 1.91 / 2.32 / 3.24.
-constexpr int64_t kRowsRatio = 4;
+// exchange = auto takes rows on CUDA where the gathered floats are at most 1/kRowsRatio
+// (mlp_config.h) of the gradient's; on cpu ranks the extra weight-gradient GEMMs cost more than
+// shared memory saves.
 bool rowsPay(const Config& config, const RowShares& shares);
 
 class RowExchange {
@@ -96,11 +94,11 @@ class RowExchange {
   compute::Device block_;
   bool streams_;  // CUDA: three streams to order
   compute::Workspace workspace_;
-  int64_t capacity_ = -1;  // ranks x most rows
-  std::vector<float*> all_a_;  // all_a_[l]: every rank's a[l] (a[0] = x), l < layers
-  std::vector<float*> all_d_;  // all_d_[l]: every rank's d[l], 1 <= l <= layers
-  float* x_padded_ = nullptr;  // this rank's x with zero rows up to most
-  int32_t* y_padded_ = nullptr;   // its labels, padded with label 0
+  int64_t capacity_ = -1;          // ranks x most rows
+  std::vector<float*> all_a_;      // all_a_[l]: every rank's a[l] (a[0] = x), l < layers
+  std::vector<float*> all_d_;      // all_d_[l]: every rank's d[l], 1 <= l <= layers
+  float* x_padded_ = nullptr;      // this rank's x with zero rows up to most
+  int32_t* y_padded_ = nullptr;    // its labels, padded with label 0
   int32_t* all_labels_ = nullptr;  // every rank's (padded) labels
   std::unique_ptr<compute::cuda::Event> start_, labels_ready_, compute_done_, block_done_;
   // a[l] written (compute), d[l] written (compute), every rank's d[l] gathered (rank stream).
