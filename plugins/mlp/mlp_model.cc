@@ -97,10 +97,10 @@ class Mlp {
   // buffers keep moving and every step pays a capture.
   ~Mlp() {
     if (!graphs_) return;
-    context_.log(sdk::LogLevel::Debug,
-                 "mlp rank " + std::to_string(context_.rank()) + ": " +
-                     std::to_string(graphs_->launches()) + " graph launches, " +
-                     std::to_string(graphs_->captures()) + " captures");
+    context_.log(sdk::LogLevel::Debug, "mlp rank " + std::to_string(context_.rank()) + ": " +
+                                           std::to_string(graphs_->launches()) +
+                                           " graph launches, " +
+                                           std::to_string(graphs_->captures()) + " captures");
   }
 
   static sdk::Handlers<Mlp> handlers() {
@@ -130,18 +130,6 @@ class Mlp {
       }
       device_ = {true, work, blas_->get(), lt_.get()};
       rank_device_ = {true, context.stream(), blas_->get(), lt_.get()};
-      if (compute_stream_) {
-        // The rows exchange's block GEMMs run on a third stream, beside the deltas (compute
-        // stream) and the gathers (the rank's): a cuBLAS handle and a workspace of their own.
-        block_stream_ = std::make_unique<compute::cuda::Stream>();
-        block_blas_ = std::make_unique<compute::cuda::BlasHandle>(context, block_stream_->get(),
-                                                                  blas_workspace);
-        if (lt_) {
-          block_lt_ =
-              std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
-        }
-        block_device_ = {true, block_stream_->get(), block_blas_->get(), block_lt_.get()};
-      }
       // Several ranks too, when their collectives are NCCL's (context.comm()): NCCL calls are
       // captured with the rest of the step, which then is one launch on every rank. Host-staged
       // collectives (ranks sharing a GPU) wait on the host inside the step: no graph then.
@@ -151,10 +139,7 @@ class Mlp {
     }
     network_.setDevice(device_);
     reducer_ = std::make_unique<GradientReducer>(config_, context, device_.stream);
-    if (context.nRanks() > 1 && context.hasAllGather()) {
-      rows_ = std::make_unique<RowExchange>(config_, context, network_, device_, rank_device_,
-                                            block_device_);
-    }
+    rows_possible_ = context.nRanks() > 1 && context.hasAllGather();
   }
 
  private:
@@ -276,9 +261,34 @@ class Mlp {
     return a;
   }
 
+  // The rows exchange, made on the first step that takes it (outside any graph capture: a key's
+  // first step runs as is), so ranks that only ever all-reduce the gradient never hold its
+  // stream, cuBLAS handle and cuBLASLt workspace.
+  RowExchange& rowExchange() {
+    if (rows_) return *rows_;
+    if (compute_stream_) {
+      // The block GEMMs run on a third stream, beside the deltas (compute stream) and the
+      // gathers (the rank's): a cuBLAS handle and a workspace of their own.
+      const bool lt = config_.gemm != GemmPath::Cublas;
+      block_stream_ = std::make_unique<compute::cuda::Stream>();
+      block_blas_ = std::make_unique<compute::cuda::BlasHandle>(
+          context_, block_stream_->get(),
+          lt ? compute::cuda::BlasHandle::kSmallWorkspaceBytes
+             : compute::cuda::BlasHandle::kWorkspaceBytes);
+      if (lt) {
+        block_lt_ =
+            std::make_unique<compute::cuda::LtMatmul>(context_, config_.gemm == GemmPath::LtTuned);
+      }
+      block_device_ = {true, block_stream_->get(), block_blas_->get(), block_lt_.get()};
+    }
+    rows_ = std::make_unique<RowExchange>(config_, context_, network_, device_, rank_device_,
+                                          block_device_);
+    return *rows_;
+  }
+
   // The rows exchange for this call (Config::Exchange), or nothing (the gradient's all-reduce).
   std::optional<RowShares> rowExchangeFor(const sdk::Call& call) const {
-    if (!rows_ || config_.exchange == Exchange::Gradient) return std::nullopt;
+    if (!rows_possible_ || config_.exchange == Exchange::Gradient) return std::nullopt;
     const std::vector<int64_t> rank_rows = call.rankRows();
     if (rank_rows.empty()) return std::nullopt;  // a sliced call: rows are not known
     const RowShares shares = rowSharesOf(rank_rows, context_.rank());
@@ -292,7 +302,7 @@ class Mlp {
     const Batch batch = takeBatch(call);
     float* loss = call.output("loss", {}).as<float>();
     const std::optional<RowShares> shares = rowExchangeFor(call);
-    if (shares) rows_->reserve(*shares);
+    if (shares) rowExchange().reserve(*shares);
     network_.reserve(batch.rows);
     float* grad = network_.gradient();
     const compute::UpdateArgs update = updateArgs(call, grad, grad + config_.parameters());
@@ -312,10 +322,9 @@ class Mlp {
         return;
       }
       if (updatesPerBucket(update)) {
-        gradientPass(update.param, batch, out, true,
-                     [&](int64_t begin, int64_t end) {
-                       updateRange(update, begin, end, rank_device_);
-                     });
+        gradientPass(update.param, batch, out, true, [&](int64_t begin, int64_t end) {
+          updateRange(update, begin, end, rank_device_);
+        });
         return;
       }
       gradientPass(update.param, batch, out, true);
@@ -409,12 +418,13 @@ class Mlp {
   std::unique_ptr<compute::cuda::Stream> block_stream_;  // several ranks: the rows exchange's
   std::unique_ptr<compute::cuda::BlasHandle> block_blas_;
   std::unique_ptr<compute::cuda::LtMatmul> block_lt_;
-  compute::Device device_ = compute::hostDevice();       // forward, backward
-  compute::Device rank_device_ = compute::hostDevice();  // updates (after the all-reduce)
+  compute::Device device_ = compute::hostDevice();        // forward, backward
+  compute::Device rank_device_ = compute::hostDevice();   // updates (after the all-reduce)
   compute::Device block_device_ = compute::hostDevice();  // the rows exchange's block GEMMs
   Network network_;
   std::unique_ptr<GradientReducer> reducer_;
-  std::unique_ptr<RowExchange> rows_;  // several ranks, a host with all_gather (ABI 1.4)
+  bool rows_possible_ = false;         // several ranks, a host with all_gather (ABI 1.4)
+  std::unique_ptr<RowExchange> rows_;  // made by rowExchange() on the first step with rows
   std::unique_ptr<compute::cuda::GraphCache> graphs_;
 };
 
