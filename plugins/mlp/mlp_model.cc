@@ -129,7 +129,10 @@ class Mlp {
         lt_ = std::make_unique<compute::cuda::LtMatmul>(context, config_.gemm == GemmPath::LtTuned);
       }
       device_ = {true, work, blas_->get(), lt_.get()};
-      rank_device_ = {true, context.stream(), blas_->get(), lt_.get()};
+      // No GEMM runs on the rank's stream (updates, gathers, copies): no handles, so one added
+      // there fails naming the missing handle instead of running on the compute stream the
+      // cuBLAS handle is bound to.
+      rank_device_ = {true, context.stream(), nullptr, nullptr};
       // Several ranks too, when their collectives are NCCL's (context.comm()): NCCL calls are
       // captured with the rest of the step, which then is one launch on every rank. Host-staged
       // collectives (ranks sharing a GPU) wait on the host inside the step: no graph then.
