@@ -68,6 +68,9 @@ void scale(void*, float*, int64_t, float) {
 void axpy(void*, int64_t, float, const float*, float*) {
   unavailable();
 }
+void restoreIfInvalid(void*, const float*, const float*, float*, int64_t) {
+  unavailable();
+}
 void divideBy(void*, float*, const float*, int64_t, const float*) {
   unavailable();
 }

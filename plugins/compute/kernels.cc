@@ -20,6 +20,12 @@ void divideBy(const Device& device, float* dst, const float* src, int64_t n, con
               : host::divideBy(dst, src, n, divisor);
 }
 
+void restoreIfInvalid(const Device& device, const float* flag, const float* src, float* dst,
+                      int64_t n) {
+  device.cuda ? cuda::restoreIfInvalid(device.stream, flag, src, dst, n)
+              : host::restoreIfInvalid(flag, src, dst, n);
+}
+
 void sum(const Device& device, const float* x, int64_t n, float* out, float* scratch) {
   device.cuda ? cuda::sum(device.stream, x, n, out, scratch) : host::sum(x, n, out);
 }

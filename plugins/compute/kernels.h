@@ -16,6 +16,10 @@ void scale(const Device& device, float* x, int64_t n, float alpha);
 void axpy(const Device& device, int64_t n, float alpha, const float* x, float* y);
 // dst = src / *divisor (a device scalar); dst may equal src.
 void divideBy(const Device& device, float* dst, const float* src, int64_t n, const float* divisor);
+// dst = src where the device scalar *flag is not >= 0 (a count of -infinity: a bad label on some
+// rank), else dst as it is: a step that an invalid batch must leave undone, undone on the device.
+void restoreIfInvalid(const Device& device, const float* flag, const float* src, float* dst,
+                      int64_t n);
 
 // *out (device scalar) = the sum of x, in a fixed order (deterministic). `scratch` holds
 // kSumScratch floats of the device's memory.
@@ -79,6 +83,7 @@ void fill(float* x, int64_t n, float value);
 void scale(float* x, int64_t n, float alpha);
 void axpy(int64_t n, float alpha, const float* x, float* y);
 void divideBy(float* dst, const float* src, int64_t n, const float* divisor);
+void restoreIfInvalid(const float* flag, const float* src, float* dst, int64_t n);
 void sum(const float* x, int64_t n, float* out);
 void copyMatrix(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t rows,
                 int64_t cols);
@@ -95,6 +100,7 @@ void fill(void* stream, float* x, int64_t n, float value);
 void scale(void* stream, float* x, int64_t n, float alpha);
 void axpy(void* stream, int64_t n, float alpha, const float* x, float* y);
 void divideBy(void* stream, float* dst, const float* src, int64_t n, const float* divisor);
+void restoreIfInvalid(void* stream, const float* flag, const float* src, float* dst, int64_t n);
 void sum(void* stream, const float* x, int64_t n, float* out, float* scratch);
 void copyMatrix(void* stream, const float* src, int64_t ld_src, float* dst, int64_t ld_dst,
                 int64_t rows, int64_t cols);

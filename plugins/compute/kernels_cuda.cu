@@ -3,6 +3,7 @@
 // depend on timing (deterministic), and accumulate in double as the host versions do.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "synk/plugins/compute/cuda_launch.cuh"
@@ -36,6 +37,13 @@ __global__ void scaleKernel(float* x, int64_t n, float alpha) {
 __global__ void axpyKernel(int64_t n, float alpha, const float* x, float* y) {
   for (int64_t i = globalThread(); i < n; i += gridThreads())
     y[i] += alpha * x[i];
+}
+
+// A small fixed grid: when the flag is valid (every step but a bad one) each block only reads it.
+__global__ void restoreIfInvalidKernel(const float* flag, const float* src, float* dst, int64_t n) {
+  if (*flag >= 0.0f) return;
+  for (int64_t i = globalThread(); i < n; i += gridThreads())
+    dst[i] = src[i];
 }
 
 __global__ void divideByKernel(float* dst, const float* src, int64_t n, const float* divisor) {
@@ -212,6 +220,14 @@ void axpy(void* stream, int64_t n, float alpha, const float* x, float* y) {
   if (n <= 0) return;
   axpyKernel<<<blocksFor(n), kThreads, 0, asStream(stream)>>>(n, alpha, x, y);
   checkLaunch("axpy kernel");
+}
+
+void restoreIfInvalid(void* stream, const float* flag, const float* src, float* dst, int64_t n) {
+  if (n <= 0) return;
+  constexpr int kRestoreBlocks = 264;  // two per SM of an H100/H200: a copy at full bandwidth
+  restoreIfInvalidKernel<<<std::min(blocksFor(n), kRestoreBlocks), kThreads, 0,
+                           asStream(stream)>>>(flag, src, dst, n);
+  checkLaunch("restoreIfInvalid kernel");
 }
 
 void divideBy(void* stream, float* dst, const float* src, int64_t n, const float* divisor) {

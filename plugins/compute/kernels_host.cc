@@ -30,6 +30,12 @@ void divideBy(float* dst, const float* src, int64_t n, const float* divisor) {
     dst[i] = src[i] / d;
 }
 
+void restoreIfInvalid(const float* flag, const float* src, float* dst, int64_t n) {
+  if (*flag >= 0.0f) return;
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = src[i];
+}
+
 void sum(const float* x, int64_t n, float* out) {
   double total = 0;
   for (int64_t i = 0; i < n; ++i)

@@ -142,6 +142,10 @@ class Mlp {
     }
     network_.setDevice(device_);
     reducer_ = std::make_unique<GradientReducer>(config_, context, device_.stream);
+    if (context.nRanks() > 1) {
+      share_reducer_ = std::make_unique<GradientReducer>(config_, context, device_.stream,
+                                                         /*count_slot=*/false);
+    }
     rows_possible_ = context.nRanks() > 1 && context.hasAllGather();
   }
 
@@ -314,10 +318,13 @@ class Mlp {
     out.metrics_in = call.read("metrics").as<double>();
     out.metrics_out = call.update("metrics").as<double>();
     const bool fused = !shares && fusesUpdate(batch);
-    // A bad label on CUDA then zeroes every row's gradient: the step leaves params as they were.
-    out.invalid_zeroes_dlogits = fused;
+    const int64_t share_rows = shares || fused ? 0 : sgdShareRows(call, update);
+    // A bad label on CUDA then zeroes every row's gradient: the step leaves params as they were
+    // (summed shares: restored at the end; finite shares keep the all-reduce finite meanwhile).
+    out.invalid_zeroes_dlogits = fused || share_rows > 0;
     auto body = [&] {
       if (shares) return rowsStep(batch, out, update, *shares);
+      if (share_rows > 0) return sgdShareStep(update, batch, out, share_rows);
       if (fused) {
         network_.forward(update.param, batch.x, batch.rows);
         network_.loss(batch.y, batch.rows, out, true);
@@ -347,6 +354,7 @@ class Mlp {
     if (shares) {
       key.insert(key.end(), {uint64_t(shares->most), uint64_t(shares->total), rows_->generation()});
     }
+    key.push_back(uint64_t(share_rows));  // the step's size, -lr / the batch's rows, is baked in
     for (int s = 0; s < 2; ++s) {
       key.push_back(keyOf(update.state[s]));
       key.push_back(keyOf(update.state_out[s]));
@@ -357,6 +365,47 @@ class Mlp {
   }
 
   bool rowsFoldSgd() const { return config_.rule == compute::Rule::Sgd && config_.fuse_update; }
+
+  // The whole batch's rows where train_step sums SGD shares (sgdShareStep), else 0: several
+  // ranks, SGD folded into the GEMMs (fuse_update), every share known (not a sliced call), rows
+  // to divide by, and parameters updated out of place (the shares are written while backward
+  // still reads the old ones).
+  int64_t sgdShareRows(const sdk::Call& call, const compute::UpdateArgs& update) const {
+    if (!share_reducer_ || !rowsFoldSgd() || update.param == update.param_out) return 0;
+    int64_t total = 0;
+    for (int64_t rows : call.rankRows())
+      total += rows;
+    return total;
+  }
+
+  // SGD on several ranks with no update pass (Network::backwardSgdShare): every rank writes its
+  // share of the step into params_out, rank 0 the parameters plus its share, and the sum over
+  // the ranks of params_out, all-reduced bucket by bucket as backward writes it, is the stepped
+  // parameters on every rank (the same bits: one all-reduce result). The row counts are summed
+  // on their own; one of -infinity (a bad label on some rank: CUDA's loss writes it, a host
+  // batch says so) restores the old parameters on every rank at the end.
+  void sgdShareStep(const compute::UpdateArgs& update, const Batch& batch,
+                    compute::CrossEntropyArgs out, int64_t total_rows) {
+    float* count = network_.gradient() + config_.parameters();
+    share_reducer_->begin();
+    const bool usable = batch.bad_label.empty();
+    if (usable) {
+      network_.forward(update.param, batch.x, batch.rows);
+      out.rows_out = count;
+      network_.loss(batch.y, batch.rows, out, true);
+    } else {
+      compute::fill(device_, count, 1, -std::numeric_limits<float>::infinity());
+    }
+    share_reducer_->reduceScalar(count);
+    const float step = -config_.hyper.lr / static_cast<float>(total_rows);
+    network_.backwardSgdShare(
+        update.param, update.param_out, usable ? batch.rows : 0, step, context_.rank() == 0,
+        share_reducer_->tailChunks(),
+        [&](int64_t from) { share_reducer_->written(from, update.param_out); });
+    share_reducer_->join();
+    compute::restoreIfInvalid(rank_device_, count, update.param, update.param_out,
+                              config_.parameters());
+  }
 
   // train_step through the rows exchange (mlp_rows.h): SGD inside the block GEMMs, other rules
   // through the summed gradient and their update, bucket by bucket where they can.
@@ -426,6 +475,7 @@ class Mlp {
   compute::Device block_device_ = compute::hostDevice();  // the rows exchange's block GEMMs
   Network network_;
   std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<GradientReducer> share_reducer_;  // several ranks: sgdShareStep's sums
   bool rows_possible_ = false;         // several ranks, a host with all_gather (ABI 1.4)
   std::unique_ptr<RowExchange> rows_;  // made by rowExchange() on the first step with rows
   std::unique_ptr<compute::cuda::GraphCache> graphs_;

@@ -137,6 +137,46 @@ void Network::backward(const float* params, int64_t rows, float* grad, int tail_
   }
 }
 
+void Network::backwardSgdShare(const float* params, float* params_out, int64_t rows, float step,
+                               bool keep_params, int tail_chunks,
+                               const std::function<void(int64_t)>& written) {
+  const int64_t n = config_.parameters();
+  if (rows == 0) {  // an empty share: the parameters (or nothing) to the sum, bucket by bucket
+    if (keep_params) {
+      compute::copyMatrix(device_, params, n, params_out, n, 1, n);
+    } else {
+      compute::fill(device_, params_out, n, 0.0f);
+    }
+    written(0);
+    return;
+  }
+  for (int l = config_.layers() - 1; l >= 0; --l) {
+    // The block first, so its all-reduce starts before the delta below is computed (the delta
+    // reads W_l from params, which this pass never writes).
+    const int chunks = l == 0 ? tail_chunks : 1;
+    const int64_t width = config_.dims[l + 1];
+    for (int c = chunks - 1; c >= 0; --c) {
+      const int64_t first = l == 0 ? config_.tailCut(chunks, c) : 0;
+      const int64_t last = l == 0 ? config_.tailCut(chunks, c + 1) : config_.dims[l];
+      compute::GemmArgs block = blockGradient(l, rows);
+      block.m = last - first;
+      block.a += first;  // columns [first, last) of the layer's input
+      block.alpha = step;
+      block.beta = keep_params ? 1.0f : 0.0f;
+      block.c_in = keep_params ? params + config_.offset(l) + first * width : nullptr;
+      block.c = params_out + config_.offset(l) + first * width;
+      compute::gemm(device_, block);
+      if (c == chunks - 1) {  // the bias, which the last rows' bucket holds
+        compute::columnSum(device_, block.b, rows, width, block.ldb, step,
+                           keep_params ? params + config_.biasOffset(l) : nullptr,
+                           params_out + config_.biasOffset(l));
+      }
+      written(config_.offset(l) + first * width);
+    }
+    if (l > 0) deltaBelow(params, l, rows);
+  }
+}
+
 void Network::backwardSgd(const float* params, float* params_out, int64_t rows, float lr) {
   const float step = -lr / static_cast<float>(rows);
   for (int l = config_.layers() - 1; l >= 0; --l) {

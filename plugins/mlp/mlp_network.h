@@ -48,6 +48,14 @@ class Network {
   // params_out = params - (lr / rows) * the gradient of the summed loss (rows > 0), without
   // writing the gradient anywhere. params_out may equal params.
   void backwardSgd(const float* params, float* params_out, int64_t rows, float lr);
+  // One rank's share of an SGD step that an all-reduce (sum) of params_out over the ranks
+  // completes: params_out = (keep_params ? params : 0) + step * the gradient of this rank's
+  // summed loss (step = -lr / the whole batch's rows; rows may be 0), blocks written as
+  // backward() writes them (tail_chunks, `written`). With one rank keeping params, the sum is
+  // params - lr * the batch's mean gradient and no update pass runs. params_out != params.
+  void backwardSgdShare(const float* params, float* params_out, int64_t rows, float step,
+                        bool keep_params, int tail_chunks,
+                        const std::function<void(int64_t)>& written);
 
   // parameters() + 1 floats: the flat gradient and, after it, the row count it sums over.
   float* gradient() const { return gradient_; }
@@ -62,8 +70,8 @@ class Network {
   void deltaBelow(const float* params, int l, int64_t rows);
   // a^T d over `rows` rows for layer l from the given rows (a: rows x dims[l], lda; d: rows x
   // dims[l+1], ldd): the block gradient's GEMM, C and the epilogue left to the caller.
-  compute::GemmArgs blockGradientOf(int l, const float* a, int64_t lda, const float* d,
-                                    int64_t ldd, int64_t rows) const;
+  compute::GemmArgs blockGradientOf(int l, const float* a, int64_t lda, const float* d, int64_t ldd,
+                                    int64_t rows) const;
 
  private:
   struct Buffers {

@@ -8,9 +8,9 @@ int tailChunks(const Config& config, int ranks) {
   return ranks > 1 && large && config.dims[0] >= kTailChunks ? kTailChunks : 1;
 }
 
-std::vector<Bucket> planBuckets(const Config& config, int tail_chunks) {
+std::vector<Bucket> planBuckets(const Config& config, int tail_chunks, bool count_slot) {
   std::vector<Bucket> buckets;
-  int64_t end = config.parameters() + 1;  // the count slot rides in the first bucket
+  int64_t end = config.parameters() + (count_slot ? 1 : 0);  // the slot rides in the first
   for (int l = config.layers() - 1; l > 0; --l) {
     const int64_t begin = config.offset(l);
     const bool full = config.bucket_bytes > 0 &&
@@ -29,10 +29,10 @@ std::vector<Bucket> planBuckets(const Config& config, int tail_chunks) {
 }
 
 GradientReducer::GradientReducer(const Config& config, const sdk::Context& context,
-                                 void* compute_stream)
+                                 void* compute_stream, bool count_slot)
     : context_(context),
       tail_chunks_(mlp::tailChunks(config, context.nRanks())),
-      buckets_(planBuckets(config, tail_chunks_)),
+      buckets_(planBuckets(config, tail_chunks_, count_slot)),
       reduces_(context.nRanks() > 1),
       two_streams_(context.isCuda() && compute_stream != context.stream()),
       compute_stream_(compute_stream) {
@@ -43,6 +43,7 @@ GradientReducer::GradientReducer(const Config& config, const sdk::Context& conte
   }
   if (!two_streams_) return;
   start_ = std::make_unique<compute::cuda::Event>();
+  scalar_ready_ = std::make_unique<compute::cuda::Event>();
   done_ = std::make_unique<compute::cuda::Event>();
   for (size_t b = 0; b < buckets_.size(); ++b)
     ready_.push_back(std::make_unique<compute::cuda::Event>());
@@ -69,6 +70,15 @@ void GradientReducer::written(int64_t from, float* grad,
     if (reduced) reduced(bucket.begin, bucket.end);
     ++next_;
   }
+}
+
+void GradientReducer::reduceScalar(float* value) {
+  if (!reduces_) return;
+  if (two_streams_) {
+    scalar_ready_->record(compute_stream_);
+    scalar_ready_->makeWait(context_.stream());
+  }
+  context_.allReduce(value, 1, sdk::DType::Float32, sdk::ReduceOp::Sum);
 }
 
 void GradientReducer::join() {

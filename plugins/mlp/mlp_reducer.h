@@ -32,13 +32,17 @@ constexpr int kTailChunks = 4;
 // several ranks (nothing to hide on one).
 int tailChunks(const Config& config, int ranks);
 
-// The buckets, in the order they are issued.
-std::vector<Bucket> planBuckets(const Config& config, int tail_chunks = 1);
+// The buckets, in the order they are issued; `count_slot`: the row count stored after the
+// gradient rides in the first (a vector of the parameters alone has none).
+std::vector<Bucket> planBuckets(const Config& config, int tail_chunks = 1, bool count_slot = true);
 
 class GradientReducer {
  public:
   // `compute_stream`: where backward runs (CUDA; the rank's stream is context.stream()).
-  GradientReducer(const Config& config, const sdk::Context& context, void* compute_stream);
+  // `count_slot`: the vector reduced has the row count after the parameters (the gradient);
+  // without, it is the parameters alone (the SGD shares of Network::backwardSgdShare).
+  GradientReducer(const Config& config, const sdk::Context& context, void* compute_stream,
+                  bool count_slot = true);
   int tailChunks() const { return tail_chunks_; }
 
   // Before the pass: the compute stream waits for the rank's stream (inputs written there).
@@ -49,6 +53,8 @@ class GradientReducer {
   // the rank's stream runs once the sum is there).
   void written(int64_t from, float* grad,
                const std::function<void(int64_t, int64_t)>& reduced = nullptr);
+  // One float written on the compute stream so far (a row count), all-reduced on its own.
+  void reduceScalar(float* value);
   // After the pass: the rank's stream is ordered after everything on the compute stream.
   void join();
 
@@ -60,7 +66,7 @@ class GradientReducer {
   bool reduces_;
   bool two_streams_;
   void* compute_stream_;
-  std::unique_ptr<compute::cuda::Event> start_;
+  std::unique_ptr<compute::cuda::Event> start_, scalar_ready_;
   std::vector<std::unique_ptr<compute::cuda::Event>> ready_;  // one per bucket, reused per call
   std::unique_ptr<compute::cuda::Event> done_;
 };

@@ -1,7 +1,9 @@
 // The compute library's CUDA side against its host side (the reference CI tests): GEMM in three
 // precisions, every kernel, the initialisers bit for bit, every update rule, graph replay.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -112,6 +114,17 @@ TEST_CASE("the CUDA kernels match the host kernels", "[gpu]") {
     host::fill(y.data() + 7, 9, 0.5f);
     fill(dev, dy + 7, 9, 0.5f);
     requireClose(gpu.download(dy, y.size()), y, 1e-6);
+    // More elements than the kernel's fixed grid has threads: the grid-stride loop takes them.
+    const std::vector<float> valid = {5}, invalid = {-std::numeric_limits<float>::infinity()};
+    const std::vector<float> src = randomVector(100000, 11);
+    std::vector<float> dst = randomVector(100000, 12);
+    float* dsrc = gpu.upload(src);
+    float* ddst = gpu.upload(dst);
+    restoreIfInvalid(dev, gpu.upload(valid), dsrc, ddst, int64_t(dst.size()));
+    requireClose(gpu.download(ddst, dst.size()), dst, 0);
+    restoreIfInvalid(dev, gpu.upload(invalid), dsrc, ddst, int64_t(dst.size()) - 3);
+    std::copy(src.begin(), src.end() - 3, dst.begin());
+    requireClose(gpu.download(ddst, dst.size()), dst, 0);
     float want = 0;
     host::sum(y.data(), int64_t(y.size()), &want);
     float* out = gpu.upload(std::vector<float>(1 + kSumScratch));

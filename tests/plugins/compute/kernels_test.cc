@@ -23,6 +23,17 @@ TEST_CASE("element-wise kernels and the deterministic sum", "[plugins][compute]"
   CHECK(y == std::vector<float>{0, 0.75f, -0.5f, 1.25f});
   fill(kHost, y.data(), 3, 7);
   CHECK(y == std::vector<float>{7, 7, 7, 1.25f});
+  // A valid count leaves dst; -infinity or NaN (a bad label) copies src over it.
+  const std::vector<float> src = {9, 8, 7, 6};
+  for (const float count : {0.0f, 12.0f}) {
+    restoreIfInvalid(kHost, &count, src.data(), y.data(), 4);
+    CHECK(y == std::vector<float>{7, 7, 7, 1.25f});
+  }
+  for (const float count : {-std::numeric_limits<float>::infinity(), std::nanf("")}) {
+    std::vector<float> z = {1, 2, 3, 4};
+    restoreIfInvalid(kHost, &count, src.data(), z.data(), 3);
+    CHECK(z == std::vector<float>{9, 8, 7, 4});
+  }
   std::vector<float> many(100001);
   for (size_t i = 0; i < many.size(); ++i)
     many[i] = static_cast<float>(i % 7) - 3.0f;  // cycles of -3..3 sum to 0

@@ -108,8 +108,9 @@ TEST_CASE("the mlp declares its variables, functions and options", "[plugins]") 
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"precision", "fp16"}}),
       Catch::Contains("option 'precision' is 'fp16'; choose one of fp32, tf32, bf16"));
-  CHECK_THROWS_WITH(session.load(mlpFile(), {{"exchange", "both"}}),
-                    Catch::Contains("option 'exchange' is 'both'; choose one of auto, gradient, rows"));
+  CHECK_THROWS_WITH(
+      session.load(mlpFile(), {{"exchange", "both"}}),
+      Catch::Contains("option 'exchange' is 'both'; choose one of auto, gradient, rows"));
   CHECK_THROWS_WITH(session.load(mlpFile(), {{"widths", "64,0"}}),
                     Catch::Contains("option 'widths' has a width 0; widths are positive"));
 }
@@ -178,9 +179,10 @@ TEST_CASE("train_step on 1, 2, 3 ranks gives the one-process parameters (uneven 
 // The rows exchange (exchange = rows): every rank gathers every rank's rows of each layer and
 // computes each block's gradient over the whole batch; SGD runs inside those GEMMs. Uneven
 // shares (padding), an empty share (1 row on several ranks) and a rule with state.
-TEST_CASE("train_step exchanging rows gives the one-process parameters, equal on every rank, "
-          "empty shares included",
-          "[plugins]") {
+TEST_CASE(
+    "train_step exchanging rows gives the one-process parameters, equal on every rank, "
+    "empty shares included",
+    "[plugins]") {
   const int ranks = GENERATE(from_range(rankCounts({2, 3})));
   INFO(ranks << " ranks");
   Session session = test::forkForTest(ranks);
@@ -195,8 +197,8 @@ TEST_CASE("train_step exchanging rows gives the one-process parameters, equal on
     Function step = session.function(distributed, "train_step");
     Function step_gradient = session.function(by_gradient, "train_step");
     Function reference = session.function(local, "train_step");
-    const std::vector<std::pair<int64_t, int64_t>> batches = {{0, 10}, {10, 21}, {21, 22},
-                                                              {22, 30}, {30, 50}};
+    const std::vector<std::pair<int64_t, int64_t>> batches = {
+        {0, 10}, {10, 21}, {21, 22}, {22, 30}, {30, 50}};
     for (const auto& [begin, end] : batches) {
       INFO("rows " << begin << " to " << end);
       const Selection rows = Selection::range(begin, end);
@@ -244,13 +246,14 @@ TEST_CASE("train_step equals grad then update, and a graph replay equals eager s
 // On several GPU ranks the step's NCCL all-reduces are captured in its CUDA graph with the rest
 // (bucketed, updates per bucket): replays must give the eager steps' parameters, bit for bit,
 // on every rank. On cpu ranks both run eagerly.
-TEST_CASE("on several ranks a graph replay, all-reduces included, equals eager steps", "[plugins]") {
+TEST_CASE("on several ranks a graph replay, all-reduces included, equals eager steps",
+          "[plugins]") {
   const int ranks = rankCounts({2}).front();
   Session session = test::forkForTest(ranks);
   const ModelOptions options = with(kSmall, {{"optimizer", "momentum"},
-                                            {"lr", "0.05"},
-                                            {"bucket_bytes", "64"},
-                                            {"exchange", "gradient"}});
+                                             {"lr", "0.05"},
+                                             {"bucket_bytes", "64"},
+                                             {"exchange", "gradient"}});
   Batches data(session, 16, 5);
   // The gradient's all-reduce, and the rows exchange with SGD in its GEMMs.
   for (const ModelOptions& variant :
@@ -330,35 +333,50 @@ TEST_CASE("every gemm path and the fused sgd update give the plain step's parame
   }
 }
 
+// SGD sums every rank's share of the step (rank 0's with the parameters) instead of the
+// gradient, then updates nothing: the same buckets, the same parameters as the plain path.
 TEST_CASE("a bucketed all-reduce overlapping backward gives the plain step's parameters",
           "[plugins]") {
   const int ranks = GENERATE(from_range(rankCounts({2, 3})));
-  Session session = test::forkForTest(ranks);
-  const ModelOptions options = with(kSmall, {{"optimizer", "momentum"}, {"lr", "0.1"}});
-  Model plain = session.load(mlpFile(), options);
-  // 64 bytes: every layer's block is a bucket of its own (3 all-reduces per step). 16 bytes:
-  // the first layer's block (140 bytes, 4 buckets' worth) is also written in 4 GEMMs of rows
-  // 0, 1-2, 3, 4-5 of W, each all-reduced as it is written (6 all-reduces per step).
-  Model bucketed = session.load(mlpFile(), with(options, {{"bucket_bytes", "64"}}));
-  Model chunked = session.load(mlpFile(), with(options, {{"bucket_bytes", "16"}}));
+  Session session = test::forkForTest(ranks);  // one fork per process on cuda: no GENERATE below
   Batches data(session, 21, 4);
-  Function a = session.function(plain, "train_step");
-  Function b = session.function(bucketed, "train_step");
-  Function c = session.function(chunked, "train_step");
-  for (int k = 0; k < 4; ++k) {
-    a({data.x, data.y});
-    b({data.x, data.y});
-    c({data.x, data.y});
+  for (const std::string optimizer : {"momentum", "sgd"}) {
+    INFO(ranks << " ranks, " << optimizer);
+    const ModelOptions options = with(kSmall, {{"optimizer", optimizer}, {"lr", "0.1"}});
+    Model plain = session.load(mlpFile(), options);
+    // SGD: the gradient's all-reduce and an update pass, as other rules run.
+    Model unfused = session.load(mlpFile(), with(options, {{"fuse_update", "false"}}));
+    // 64 bytes: every layer's block is a bucket of its own (3 all-reduces per step). 16 bytes:
+    // the first layer's block (140 bytes, 4 buckets' worth) is also written in 4 GEMMs of rows
+    // 0, 1-2, 3, 4-5 of W, each all-reduced as it is written (6 all-reduces per step).
+    Model bucketed = session.load(mlpFile(), with(options, {{"bucket_bytes", "64"}}));
+    Model chunked = session.load(mlpFile(), with(options, {{"bucket_bytes", "16"}}));
+    Function a = session.function(plain, "train_step");
+    Function b = session.function(bucketed, "train_step");
+    Function c = session.function(chunked, "train_step");
+    Function u = session.function(unfused, "train_step");
+    for (int k = 0; k < 4; ++k) {
+      a({data.x, data.y});
+      b({data.x, data.y});
+      c({data.x, data.y});
+      u({data.x, data.y});
+    }
+    requireClose(params(bucketed), params(plain), 1e-6);
+    requireClose(params(chunked), params(plain), 1e-6);
+    requireClose(params(unfused), params(plain), 1e-6);
+    for (int r = 1; r < ranks; ++r) {  // one all-reduce result: equal bits on every rank
+      INFO("rank " << r);
+      CHECK(session.getValue(r, {chunked.variable("params")}).at(0).toVector<float>() ==
+            params(chunked));
+    }
+    // grad() runs the same chunked pass.
+    Function grad_plain = session.function(plain, "grad");
+    Function grad_chunked = session.function(chunked, "grad");
+    grad_plain({data.x, data.y});
+    grad_chunked({data.x, data.y});
+    requireClose(chunked.variable("grad").getValue().toVector<float>(),
+                 plain.variable("grad").getValue().toVector<float>(), 1e-6);
   }
-  requireClose(params(bucketed), params(plain), 1e-6);
-  requireClose(params(chunked), params(plain), 1e-6);
-  // grad() runs the same chunked pass.
-  Function grad_plain = session.function(plain, "grad");
-  Function grad_chunked = session.function(chunked, "grad");
-  grad_plain({data.x, data.y});
-  grad_chunked({data.x, data.y});
-  requireClose(chunked.variable("grad").getValue().toVector<float>(),
-               plain.variable("grad").getValue().toVector<float>(), 1e-6);
 }
 
 TEST_CASE("rank-local metrics sum every rank's samples when read", "[plugins]") {
@@ -384,8 +402,8 @@ TEST_CASE("a bad label fails the step on every rank and changes nothing", "[plug
   for (const std::string exchange : {"gradient", "rows"}) {
     for (const std::string optimizer : {"sgd", "momentum"}) {
       INFO(exchange << ", " << optimizer);
-      Model model = session.load(mlpFile(), with(kSmall, {{"exchange", exchange},
-                                                         {"optimizer", optimizer}}));
+      Model model =
+          session.load(mlpFile(), with(kSmall, {{"exchange", exchange}, {"optimizer", optimizer}}));
       data.y.set({7}, 3);  // the last rank's share
       Function step = session.function(model, "train_step");
       const std::vector<float> before = params(model);
