@@ -70,8 +70,10 @@ struct ForkOptions {
 
 // One rank's time in the last step, by phase, in nanoseconds (ForkOptions::step_times). The
 // phases follow one another on the host, except device_ns: the span of the call's plugin work on
-// the rank's device (first work issued to last finished; -1 on the host device, where plugin_ns
-// is the work itself, and in steps that run no plugin).
+// the rank's device, from the device reaching the call (at once when it was idle) to its last
+// work finished, so it includes any time the device waited for the plugin to issue work (a
+// plugin that sleeps on the host shows its sleep here too); -1 on the host device, where
+// plugin_ns is the work itself, and in steps that run no plugin.
 struct RankStepTimes {
   int rank = 0;
   int64_t start_ns = 0;        // master: waiting for every rank to take the step

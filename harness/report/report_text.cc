@@ -183,11 +183,12 @@ void printStepTimes(std::FILE* out, const RunData& data) {
       stragglers.push_back(pointLabel(a.record.axes) + ": " + stragglerText(*s));
     }
   }
-  std::fprintf(out,
-               "\nwhere the time goes, rank by rank (medians per step): work = the model's "
-               "function (on a GPU: issuing its work), device = that work on the GPU, path = "
-               "the runtime's own (the step beyond the longer of work and device, and the "
-               "waits), wait = for the other ranks\n");
+  std::fprintf(
+      out,
+      "\nwhere the time goes, rank by rank (medians per step): work = the model's "
+      "function (on a GPU: issuing its work), device = that work's span on the GPU, path = "
+      "the runtime's own (the step beyond the longer of work and device, and the "
+      "waits), wait = for the other ranks\n");
   table.print(out);
   for (const std::string& line : stragglers)
     std::fprintf(out, "%s\n", line.c_str());

@@ -1,7 +1,7 @@
 // Session::lastStepTimes (ForkOptions::step_times): every rank's time in the last step by phase.
 // A straggler (testkit's slow_on_rank: one rank works 80 ms) shows as that rank's plugin time and
 // as every other rank's wait at the agreement; the phases fit in the step; a GPU rank reports the
-// span of its plugin's device work.
+// span of its plugin's device work (which a host-side sleep inside the plugin is part of).
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
@@ -46,8 +46,11 @@ TEST_CASE("step times name the straggler: its plugin time, the others' wait", "[
       if (test::testBackend() == "cpu") {
         CHECK(t.device_ns == -1);  // the plugin's time is the host's
       } else {
+        // The span starts when the GPU reaches the call, at once on an idle GPU: the
+        // straggler's GPU waited through its host sleep for the work behind it.
         CHECK(t.device_ns >= 0);
-        CHECK(t.device_ns < 80 * kMs);  // the straggler slept on the host, not on its GPU
+        CHECK(t.device_ns <= t.step_ns);
+        if (t.rank != slow) CHECK(t.device_ns < 40 * kMs);
       }
     }
   }
