@@ -33,13 +33,15 @@ while(synk_exported)
       # collectives/cuda/ is the cuda backend's inside, which programs reach through its module;
       # a target's internal folders (SYNK_INTERNAL_HEADER_PATHS: core's rooms, core/README.md)
       # are includable in this tree only.
+      # The folders of its flat headers (synk_target_flat_headers) are installed below, flat.
       get_target_property(internal ${target} SYNK_INTERNAL_HEADER_PATHS)
+      get_target_property(flat_folders ${target} SYNK_FLAT_HEADER_FOLDERS)
       set(excluded "")
-      if(internal)
-        foreach(inside IN LISTS internal)
+      foreach(inside IN LISTS internal flat_folders)
+        if(inside)
           list(APPEND excluded PATTERN "${inside}" EXCLUDE)
-        endforeach()
-      endif()
+        endif()
+      endforeach()
       install(DIRECTORY ${PROJECT_SOURCE_DIR}/${path} DESTINATION ${parent}
               FILES_MATCHING PATTERN "*.h" PATTERN "*.cuh"
               PATTERN "collectives/cuda" EXCLUDE ${excluded})
@@ -47,6 +49,15 @@ while(synk_exported)
       install(FILES ${PROJECT_SOURCE_DIR}/${path} DESTINATION ${parent})
     endif()
   endforeach()
+  # Headers kept in sub-folders but included, and installed, at one flat path.
+  get_target_property(flat ${target} SYNK_FLAT_HEADERS)
+  get_target_property(flat_dest ${target} SYNK_FLAT_HEADER_DEST)
+  if(flat)
+    foreach(header IN LISTS flat)
+      install(FILES ${PROJECT_SOURCE_DIR}/${header}
+              DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/synk/${flat_dest})
+    endforeach()
+  endif()
 endwhile()
 
 install(TARGETS ${synk_exported_targets} EXPORT synkTargets

@@ -27,3 +27,36 @@ function(synk_target_headers target scope)
   target_include_directories(${target} ${scope}
     $<BUILD_INTERFACE:${root}> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endfunction()
+
+# synk_target_flat_headers(<target> <INTERFACE|PUBLIC|PRIVATE> <dest> <header>...)
+# Makes each <header> of the source tree includable as "synk/<dest>/<its name>", wherever it sits:
+# the public headers a library keeps in sub-folders by concern (core/values/array.h) but that
+# programs include, and the package installs, at one flat path (synk/core/array.h), so that a
+# header's move between folders changes no program (core/README.md, "Rooms and files"). The links
+# live in an include root of the target's own, build/include/<target>_flat/synk/<dest>/.
+# Installed (install.cmake) under <prefix>/include/synk/<dest>/; the folders they come from are
+# then left out of the target's directory install, so none is installed twice.
+function(synk_target_flat_headers target scope dest)
+  set(root ${PROJECT_BINARY_DIR}/include/${target}_flat)
+  file(MAKE_DIRECTORY ${root}/synk/${dest})
+  set(folders "")
+  foreach(header IN LISTS ARGN)
+    if(NOT EXISTS ${PROJECT_SOURCE_DIR}/${header})
+      message(FATAL_ERROR
+              "synk_target_flat_headers(${target}): no ${header} in ${PROJECT_SOURCE_DIR}")
+    endif()
+    get_filename_component(name ${header} NAME)
+    get_filename_component(folder ${header} DIRECTORY)
+    if(EXISTS ${PROJECT_SOURCE_DIR}/${dest}/${name})
+      message(FATAL_ERROR "synk_target_flat_headers(${target}): ${header} and ${dest}/${name} "
+                          "would both be synk/${dest}/${name}")
+    endif()
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${header} ${root}/synk/${dest}/${name} SYMBOLIC)
+    list(APPEND folders ${folder})
+  endforeach()
+  list(REMOVE_DUPLICATES folders)
+  set_property(TARGET ${target} APPEND PROPERTY SYNK_FLAT_HEADERS ${ARGN})
+  set_property(TARGET ${target} APPEND PROPERTY SYNK_FLAT_HEADER_DEST ${dest})
+  set_property(TARGET ${target} APPEND PROPERTY SYNK_FLAT_HEADER_FOLDERS ${folders})
+  target_include_directories(${target} ${scope} $<BUILD_INTERFACE:${root}>)
+endfunction()

@@ -17,7 +17,7 @@ namespace synk {
 namespace {
 
 void closeAtExit() {
-  if (detail::SessionCore* open = detail::openSession()) open->close();
+  if (detail::SessionLifecycle* open = detail::openSession()) open->close();
 }
 
 detail::SessionCore& coreOf(const std::shared_ptr<detail::SessionCore>& core, const char* what) {
@@ -54,7 +54,7 @@ std::vector<Data> asData(Session& session, const std::vector<Variable>& vars,
 Session forkSession(const ForkOptions& requested, BackendRegistry registry,
                     std::shared_ptr<ModelLoader> loader) {
   detail::finishPendingTeardown();  // a failed session's abort and reaping, before forking again
-  if (detail::SessionCore* open = detail::openSession(); open && open->ownedHere()) {
+  if (detail::SessionLifecycle* open = detail::openSession(); open && open->ownedHere()) {
     throw UsageError("fork: a session is already open in this process (close it first)");
   }
   if (gettid() != getpid()) {
@@ -106,7 +106,7 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
   sweepStaleSegments();
   auto core = std::make_shared<detail::SessionCore>(options, std::move(registry), std::move(loader),
                                                     *factory);
-  core->start();
+  core->lifecycle().start();
   // Registered after the backends started: exit handlers run in reverse order, so the session
   // closes before the CUDA runtime tears itself down.
   static std::once_flag at_exit;
@@ -132,26 +132,26 @@ detail::SessionCore& Session::core() const {
   return coreOf(core_, "session");
 }
 int Session::size() const {
-  return core().size();
+  return core().lifecycle().size();
 }
 int Session::masterRank() const {
-  return core().masterRank();
+  return core().lifecycle().masterRank();
 }
 const std::string& Session::backend() const {
-  return core().options().backend;
+  return core().lifecycle().options().backend;
 }
 bool Session::closed() const {
-  return !core_ || core_->closed();
+  return !core_ || core_->lifecycle().closed();
 }
 std::vector<int> Session::pids() const {
   std::vector<int> out;
-  detail::SessionCore& c = core();
-  for (int r = 0; r < c.size(); ++r)
-    out.push_back(c.group().pidOf(r));
+  detail::SessionLifecycle& life = core().lifecycle();
+  for (int r = 0; r < life.size(); ++r)
+    out.push_back(life.group().pidOf(r));
   return out;
 }
 Model Session::load(const std::string& plugin_path, const ModelOptions& options) {
-  return core().load(plugin_path, options);
+  return core().models().load(plugin_path, options);
 }
 Function Session::function(const Model& model, const std::string& name,
                            const FunctionOptions& options) {
@@ -159,47 +159,47 @@ Function Session::function(const Model& model, const std::string& name,
   if (model.core_.get() != core_.get()) {
     throw InvalidArgument(str("function '", name, "': the model belongs to another session"));
   }
-  return core().makeFunction(model, name, options);
+  return core().models().makeFunction(model.id_, name, options);
 }
 void Session::distribute() {
-  core().distribute();
+  core().models().distribute();
 }
 void Session::barrier() {
-  core().barrierStep();
+  core().sync().barrier();
 }
 
 void Session::synchronize() {
-  core().synchronizeStep();
+  core().sync().synchronize();
 }
 std::vector<RankStepTimes> Session::lastStepTimes() {
-  return core().lastStepTimes();
+  return core().sync().lastStepTimes();
 }
 void Session::close() {
-  if (core_) core_->close();
+  if (core_) core_->lifecycle().close();
 }
 
 Data Session::data(DType dtype, int ndim, const DataOptions& options) {
   if (ndim < 0) throw InvalidArgument(str("data: ndim must be >= 0, got ", ndim));
-  return core().makeData(dtype, Shape(static_cast<size_t>(ndim), 0), options);
+  return core().data().makeData(dtype, Shape(static_cast<size_t>(ndim), 0), options);
 }
 Data Session::data(DType dtype, const Shape& shape, const DataOptions& options) {
-  return core().makeData(dtype, shape, options);
+  return core().data().makeData(dtype, shape, options);
 }
 Data Session::data(const ArrayView& value, const DataOptions& options) {
-  Data d = core().makeData(value.dtype(), Shape(value.shape().size(), 0), options);
+  Data d = core().data().makeData(value.dtype(), Shape(value.shape().size(), 0), options);
   d.setValue(value, options.force_cast, options.oversize);
   return d;
 }
 
 void Session::broadcast(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
                         const CollectiveOptions& options) {
-  core().broadcast(vars, values, core().resolveNative(options.native));
+  core().collectives().broadcast(vars, values, core().collectives().resolveNative(options.native));
 }
 void Session::broadcast(const std::vector<Variable>& vars, const std::vector<Data>& values,
                         const CollectiveOptions& options) {
   std::vector<ArrayView> views;
   for (const Data& d : values)
-    views.push_back(core().resolve(d, "broadcast").view());
+    views.push_back(core().data().resolve(d, "broadcast").view());
   broadcast(vars, views, options);
 }
 void Session::broadcast(const std::vector<Variable>& vars, std::initializer_list<ArrayView> values,
@@ -208,49 +208,51 @@ void Session::broadcast(const std::vector<Variable>& vars, std::initializer_list
 }
 void Session::scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
                       const Selection& batch) {
-  core().scatter(vars, values, batch);
+  core().collectives().scatter(vars, values, batch);
 }
 void Session::scatter(const std::vector<Variable>& vars, const std::vector<ArrayView>& values,
                       const Selection& batch) {
-  core().scatter(vars, asData(*this, vars, values, "scatter"), batch);
+  core().collectives().scatter(vars, asData(*this, vars, values, "scatter"), batch);
 }
 void Session::scatter(const std::vector<Variable>& vars, std::initializer_list<Data> values,
                       const Selection& batch) {
-  core().scatter(vars, std::vector<Data>(values), batch);
+  core().collectives().scatter(vars, std::vector<Data>(values), batch);
 }
 std::vector<Array> Session::gather(const std::vector<Variable>& vars, int nd_up,
                                    const CollectiveOptions& options) {
-  return core().gather(vars, nd_up, core().resolveNative(options.native));
+  return core().collectives().gather(vars, nd_up,
+                                     core().collectives().resolveNative(options.native));
 }
 void Session::allGather(const std::vector<Variable>& vars, const CollectiveOptions& options) {
-  core().allGather(vars, core().resolveNative(options.native));
+  core().collectives().allGather(vars, core().collectives().resolveNative(options.native));
 }
 std::vector<Array> Session::reduce(const std::vector<Variable>& vars, ReduceOp op, bool in_place,
                                    const CollectiveOptions& options) {
-  return core().reduce(vars, op, in_place, core().resolveNative(options.native));
+  return core().collectives().reduce(vars, op, in_place,
+                                     core().collectives().resolveNative(options.native));
 }
 void Session::allReduce(const std::vector<Variable>& vars, ReduceOp op,
                         const CollectiveOptions& options) {
-  core().allReduce(vars, op, core().resolveNative(options.native));
+  core().collectives().allReduce(vars, op, core().collectives().resolveNative(options.native));
 }
 void Session::setValue(int rank, const std::vector<Variable>& vars, const std::vector<Data>& values,
                        const Selection& batch) {
-  core().setValue(rank, vars, values, batch);
+  core().collectives().setValue(rank, vars, values, batch);
 }
 void Session::setValue(int rank, const std::vector<Variable>& vars,
                        const std::vector<ArrayView>& values, const Selection& batch) {
-  core().setValue(rank, vars, asData(*this, vars, values, "set_value"), batch);
+  core().collectives().setValue(rank, vars, asData(*this, vars, values, "set_value"), batch);
 }
 void Session::setValue(int rank, const std::vector<Variable>& vars,
                        std::initializer_list<Data> values, const Selection& batch) {
-  core().setValue(rank, vars, std::vector<Data>(values), batch);
+  core().collectives().setValue(rank, vars, std::vector<Data>(values), batch);
 }
 std::vector<Array> Session::getValue(int rank, const std::vector<Variable>& vars) {
-  return core().getValue(rank, vars);
+  return core().collectives().getValue(rank, vars);
 }
 std::vector<std::vector<int64_t>> Session::getLengths(const std::vector<Variable>& vars) {
   std::vector<std::vector<int64_t>> lengths;
-  for (const auto& per_rank : core().getShapes(vars)) {
+  for (const auto& per_rank : core().collectives().getShapes(vars)) {
     auto& row = lengths.emplace_back();
     for (const Shape& shape : per_rank)
       row.push_back(shape.empty() ? 1 : shape[0]);
@@ -258,7 +260,7 @@ std::vector<std::vector<int64_t>> Session::getLengths(const std::vector<Variable
   return lengths;
 }
 std::vector<std::vector<Shape>> Session::getShapes(const std::vector<Variable>& vars) {
-  return core().getShapes(vars);
+  return core().collectives().getShapes(vars);
 }
 
 // ---- Model
@@ -267,13 +269,13 @@ const std::string& Model::name() const {
   return spec().name;
 }
 const std::string& Model::source() const {
-  return coreOf(core_, "model").modelState(id_).path;
+  return coreOf(core_, "model").models().modelState(id_).path;
 }
 const ModelOptions& Model::options() const {
-  return coreOf(core_, "model").modelState(id_).options;
+  return coreOf(core_, "model").models().modelState(id_).options;
 }
 const ModelSpec& Model::spec() const {
-  return coreOf(core_, "model").modelState(id_).spec();
+  return coreOf(core_, "model").models().modelState(id_).spec();
 }
 Variable Model::variable(const std::string& name) const {
   const ModelSpec& s = spec();
@@ -297,47 +299,50 @@ std::vector<Variable> Model::variables() const {
 // ---- Variable
 
 const std::string& Variable::name() const {
-  return coreOf(core_, "variable").variableSpec(model_, index_).name;
+  return coreOf(core_, "variable").models().variableSpec(model_, index_).name;
 }
 DType Variable::dtype() const {
-  return coreOf(core_, "variable").variableSpec(model_, index_).dtype;
+  return coreOf(core_, "variable").models().variableSpec(model_, index_).dtype;
 }
 VariableKind Variable::kind() const {
-  return coreOf(core_, "variable").variableSpec(model_, index_).kind;
+  return coreOf(core_, "variable").models().variableSpec(model_, index_).kind;
 }
 Shape Variable::shape() const {
-  return coreOf(core_, "variable").storage(model_, index_).shape;
+  return coreOf(core_, "variable").models().storage(model_, index_).shape;
 }
 Array Variable::getValue() const {
   detail::SessionCore& core = coreOf(core_, "variable");
-  const VariableSpec& spec = core.variableSpec(model_, index_);
-  if (spec.kind != VariableKind::RankLocal) return core.readLocalVariable(model_, index_);
+  const VariableSpec& spec = core.models().variableSpec(model_, index_);
+  if (spec.kind != VariableKind::RankLocal) return core.models().readLocalVariable(model_, index_);
   // A rank-local variable reads as the reduction of every rank's copy.
   const ReduceOp op = spec.local_reduction == LocalReduction::Mean ? ReduceOp::Avg : ReduceOp::Sum;
-  return core.reduce({*this}, op, false, core.resolveNative(std::nullopt)).at(0);
+  return core.collectives()
+      .reduce({*this}, op, false, core.collectives().resolveNative(std::nullopt))
+      .at(0);
 }
 void Variable::setValue(const ArrayView& value, bool force_cast) {
-  coreOf(core_, "variable").writeLocalVariable(model_, index_, value, force_cast);
+  coreOf(core_, "variable").models().writeLocalVariable(model_, index_, value, force_cast);
 }
 void Variable::setValue(const Data& value, bool force_cast) {
   detail::SessionCore& core = coreOf(core_, "variable");
-  core.writeLocalVariable(model_, index_, core.resolve(value, "set_value").view(), force_cast);
+  core.models().writeLocalVariable(model_, index_, core.data().resolve(value, "set_value").view(),
+                                   force_cast);
 }
 
 // ---- Function
 
 const std::string& Function::name() const {
-  return coreOf(core_, "function").functionSpec(id_).name;
+  return coreOf(core_, "function").models().functionSpec(id_).name;
 }
 std::vector<ReduceOp> Function::outputOps() const {
-  return coreOf(core_, "function").binding(id_).output_ops;
+  return coreOf(core_, "function").models().binding(id_).output_ops;
 }
 std::vector<ReduceOp> Function::updateOps() const {
-  return coreOf(core_, "function").binding(id_).update_ops;
+  return coreOf(core_, "function").models().binding(id_).update_ops;
 }
 std::vector<Array> Function::operator()(const std::vector<Data>& inputs,
                                         const CallOptions& options) const {
-  return coreOf(core_, "function").callFunction(id_, inputs, options);
+  return coreOf(core_, "function").calls().callFunction(id_, inputs, options);
 }
 std::vector<Array> Function::operator()(const std::vector<ArrayView>& inputs,
                                         const CallOptions& options) const {
@@ -348,12 +353,12 @@ std::vector<Array> Function::operator()(std::initializer_list<Data> inputs,
   return (*this)(std::vector<Data>(inputs), options);
 }
 std::vector<Array> Function::asLocal(const std::vector<ArrayView>& inputs) const {
-  return coreOf(core_, "function").callLocal(id_, inputs);
+  return coreOf(core_, "function").localCall().run(id_, inputs);
 }
 std::vector<Data> Function::buildInputs(const std::vector<ArrayView>& values,
                                         const DataOptions& options) const {
   detail::SessionCore& core = coreOf(core_, "function");
-  const FunctionSpec& spec = core.functionSpec(id_);
+  const FunctionSpec& spec = core.models().functionSpec(id_);
   if (values.size() != spec.inputs.size()) {
     throw InvalidArgument(str("build_inputs of function '", spec.name, "': ", values.size(),
                               " value(s) for ", spec.inputs.size(), " input(s)"));
@@ -362,7 +367,7 @@ std::vector<Data> Function::buildInputs(const std::vector<ArrayView>& values,
   for (size_t i = 0; i < values.size(); ++i) {
     DataOptions named = options;
     if (named.name.empty()) named.name = spec.inputs[i].name;
-    Data d = core.makeData(spec.inputs[i].dtype, Shape(spec.inputs[i].ndim, 0), named);
+    Data d = core.data().makeData(spec.inputs[i].dtype, Shape(spec.inputs[i].ndim, 0), named);
     d.setValue(values[i], options.force_cast, options.oversize);
     out.push_back(std::move(d));
   }

@@ -41,41 +41,6 @@ void printHelp(std::FILE* out) {
 
 }  // namespace
 
-const std::vector<Command>& commands() {
-  static const std::vector<Command> table = {
-      {"run", "run EXPERIMENT.ini [--db PATH] [--tag NAME] [--set KEY=VALUE]... [--html FILE]",
-       "run an experiment's sweep, store every sample, print its table", runCommand},
-      {"plan", "plan EXPERIMENT.ini [--set KEY=VALUE]... [--db PATH]",
-       "the points an experiment would run here, which it would skip and why, and how long",
-       planCommand},
-      {"collectives",
-       "collectives --op OP --backend B[,B] --ranks N -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP "
-       "-c CHECKS [-d TYPE] [-o REDOP] [-r ROOT] [-z]",
-       "nccl-tests-style collective bandwidth on cpu, host (cuda host-staged) and nccl",
-       collectivesCommand},
-      {"list", "list [--db PATH]", "list the stored runs", listCommand},
-      {"show", "show [RUN] [--db PATH] [--scaling weak|strong]",
-       "a run's context and table (default: the latest run)", showCommand},
-      {"report", "report [RUN] --html FILE [--db PATH] [--scaling weak|strong]",
-       "write a run's self-contained HTML report", reportCommand},
-      {"export", "export [RUN] --json|--csv [--output FILE] [--db PATH]",
-       "every point and sample of a run as JSON or CSV", exportCommand},
-      {"site", "site DIR [--db PATH]",
-       "a static site over the database: runs, experiments with history, comparisons", siteCommand},
-      {"compare", "compare BASELINE CANDIDATE [--db PATH] [--strict] [--force] [--json]",
-       "did the candidate regress? per point: change, Mann-Whitney, verdict; exit 1 if so",
-       compareCommand},
-      {"baseline", "baseline [NAME RUN] [--db PATH]", "name a run as a baseline (or list them)",
-       baselineCommand},
-      {"history", "history EXPERIMENT [--point KEY] [--db PATH] [--html FILE]",
-       "medians per commit in commit order, and where lasting shifts began", historyCommand},
-      {"import-micro", "import-micro FILE.json... [--db PATH] [--tag NAME]",
-       "store Google Benchmark results (synk-micro's) as a run, for compare and history",
-       importMicroCommand},
-  };
-  return table;
-}
-
 bool printedHelp(const po::variables_map& values, const po::options_description& options,
                  const char* usage) {
   if (!values.count("help")) return false;

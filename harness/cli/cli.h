@@ -1,9 +1,11 @@
 #pragma once
-// The synk-bench command line: `synk-bench COMMAND [options]`, dispatched from one table
-// (cli.cc). Adding a command is one row there plus its function (declared in
-// cli_commands.h). Exit codes: 0 ok, 2 bad input (config, command line, database), 3 a run
-// that failed or is incomplete (failed, wrong or unfinished points, a full disk); compare adds
-// 1, a regression (and 3 means an incomplete or incomparable compare).
+// The synk-bench command line: `synk-bench COMMAND [options]`, dispatched from one table,
+// commands(). Adding a command is one file, commands/NAME.cc, that defines its row
+// (`extern const Command kNameCommand{...}`), and one line, NAME in SYNK_BENCH_COMMANDS
+// (cli/CMakeLists.txt), from which CMake writes the table (command_table.cc.in). Exit codes: 0 ok,
+// 2 bad input (config, command line, database), 3 a run that failed or is incomplete (failed, wrong
+// or unfinished points, a full disk); compare adds 1, a regression (and 3 means an incomplete or
+// incomparable compare).
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@ struct Command {
   CommandFunction run;
 };
 
+// Every command, in SYNK_BENCH_COMMANDS's order (`synk-bench help` lists them so).
 const std::vector<Command>& commands();
 
 int runCli(int argc, char** argv);

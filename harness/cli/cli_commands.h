@@ -1,27 +1,17 @@
 #pragma once
-// The functions behind the command table (cli.cc), one file per group.
+// What the commands (commands/*.cc, one file each) share; defined in cli_commands.cc, the
+// option parsing in cli.cc.
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <string>
 #include <vector>
 
+#include "synk/harness/analysis/analysis.h"
+#include "synk/harness/analysis/report_data.h"
 #include "synk/harness/config/config.h"
 #include "synk/harness/store/store.h"
 
 namespace synk::harness {
-
-int runCommand(const std::vector<std::string>& args, const std::string& command_line);
-int planCommand(const std::vector<std::string>& args, const std::string& command_line);
-int collectivesCommand(const std::vector<std::string>& args, const std::string& command_line);
-int listCommand(const std::vector<std::string>& args, const std::string& command_line);
-int showCommand(const std::vector<std::string>& args, const std::string& command_line);
-int reportCommand(const std::vector<std::string>& args, const std::string& command_line);
-int exportCommand(const std::vector<std::string>& args, const std::string& command_line);
-int siteCommand(const std::vector<std::string>& args, const std::string& command_line);
-int compareCommand(const std::vector<std::string>& args, const std::string& command_line);
-int baselineCommand(const std::vector<std::string>& args, const std::string& command_line);
-int historyCommand(const std::vector<std::string>& args, const std::string& command_line);
-int importMicroCommand(const std::vector<std::string>& args, const std::string& command_line);
 
 // What run and collectives share: where results go and how the run is reported.
 struct RunFlags {
@@ -35,9 +25,21 @@ void addRunFlags(boost::program_options::options_description& options, RunFlags&
 int runExperiment(const Experiment& experiment, const RunFlags& flags,
                   const std::string& command_line);
 
-// The HTML report's sections for `report --compare BASELINE` and `report --history`.
-std::string compareSection(const Store& store, const std::string& baseline, int64_t run);
-std::string historySection(const Store& store, const std::string& experiment);
+// What the commands that read a stored run share (list, show, report, export): --db, the run,
+// --scaling, --exclude-throttled.
+struct ReadFlags {
+  std::string db = kDefaultDatabase;
+  std::string run, scaling;
+  bool exclude_throttled = false;
+  SummaryOptions summary() const { return {.exclude_throttled = exclude_throttled}; }
+};
+boost::program_options::options_description readOptions(const char* title, ReadFlags& flags);
+// The scaling asked for, or the run's.
+Scaling scalingOf(const ReadFlags& flags, const RunData& data);
+
+// Writes the HTML report of `run` with extra sections (compare --html, history --html).
+void writeReportWith(const std::string& path, const Store& store, int64_t run,
+                     const std::string& sections);
 
 // Parses a command's arguments with Boost.Program_options; errors become BadInput naming the
 // command. `positional` names the options that take positional arguments, in order; a last

@@ -1,6 +1,6 @@
 // How long the shared-memory watcher takes to free a session whose master was killed with
 // SIGKILL (core/shm_watcher.h; the contract: within a second). A test on 2 busy cores can only
-// assert that it happens (tests/core/shm_watcher_test.cc); this measures the distribution.
+// assert that it happens (tests/core/process/shm_watcher_test.cc); this measures the distribution.
 //   bench_shm_watcher [--rounds 50] [--mib 64]
 // Per round: a forked master opens a 2-rank cpu session holding MIB of Data, is killed, and the
 // time runs until no segment of the session is named in /dev/shm and no process maps one.

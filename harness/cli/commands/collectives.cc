@@ -1,4 +1,6 @@
-// `synk-bench collectives`: nccl-tests' flags -> a collectives experiment, then a run.
+// synk-bench collectives: nccl-tests' flags -> a collectives experiment, then a run
+// (runExperiment, cli_commands.cc). Registered by its line in cli/CMakeLists.txt
+// (SYNK_BENCH_COMMANDS), which puts kCollectivesCommand into the command table.
 //
 // Each flag becomes one config entry that names the flag it came from, so a bad value reads
 // "--op all_scatter: axes.op = 'all_scatter': ..." rather than pointing into text the user never
@@ -8,6 +10,7 @@
 #include <boost/program_options/value_semantic.hpp>
 
 #include "synk/harness/base/errors.h"
+#include "synk/harness/cli/cli.h"
 #include "synk/harness/cli/cli_commands.h"
 
 namespace synk::harness {
@@ -33,8 +36,6 @@ std::string longName(const char* names) {
   const std::string n = names;
   return n.substr(0, n.find(','));
 }
-
-}  // namespace
 
 int collectivesCommand(const std::vector<std::string>& args, const std::string& command_line) {
   RunFlags flags;
@@ -108,5 +109,14 @@ int collectivesCommand(const std::vector<std::string>& args, const std::string& 
   e.file.clear();
   return runExperiment(e, flags, command_line);
 }
+
+}  // namespace
+
+extern const Command kCollectivesCommand{
+    "collectives",
+    "collectives --op OP --backend B[,B] --ranks N -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP "
+    "-c CHECKS [-d TYPE] [-o REDOP] [-r ROOT] [-z]",
+    "nccl-tests-style collective bandwidth on cpu, host (cuda host-staged) and nccl",
+    collectivesCommand};
 
 }  // namespace synk::harness

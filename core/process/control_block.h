@@ -53,7 +53,8 @@ struct alignas(64) RankSlot {
   // Result of the current command: 0 = ok, else the ErrorKind of core/step/command.h.
   int32_t status;
   // How often this rank's variable shapes have changed, written with every step's status: the
-  // master skips a collective's shape exchange while no rank's count moved (session_core.h).
+  // master skips a collective's shape exchange while no rank's count moved
+  // (session/collective_master.h).
   uint64_t shape_generation;
   char message[kMessageBytes];
   // The last step's phase times (ForkOptions::step_times: core/phase_clock.h), written after its

@@ -1,8 +1,10 @@
-// Function calls, master side: validate everything the master can know before any rank moves,
-// then run the call step (call_exec.cc) and return the master's reduced outputs.
+// CallMaster (call_master.h): function calls, the master's side: validate everything the master
+// can know before any rank moves, then run the call step (step/call_exec.cc) and return the
+// master's reduced outputs.
 #include <algorithm>
 
 #include "synk/core/error.h"
+#include "synk/core/session/call_master.h"
 #include "synk/core/session/data_impl.h"
 #include "synk/core/session/session_core.h"
 #include "synk/core/step/call_request.h"
@@ -133,12 +135,12 @@ std::vector<Array> inSubsetOrder(const FunctionSpec& spec, const std::vector<std
 
 }  // namespace
 
-std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data>& inputs,
-                                             const CallOptions& options) {
-  ensureOpen();
-  if (!binding(id).distributed) distribute();
-  const FunctionBinding& b = binding(id);
-  const FunctionSpec& spec = functionSpec(id);
+std::vector<Array> CallMaster::callFunction(uint32_t id, const std::vector<Data>& inputs,
+                                            const CallOptions& options) {
+  core_.lifecycle().ensureOpen();
+  if (!core_.models().binding(id).distributed) core_.models().distribute();
+  const FunctionBinding& b = core_.models().binding(id);
+  const FunctionSpec& spec = core_.models().functionSpec(id);
   if (inputs.size() != spec.inputs.size()) {
     std::string names;
     for (const TensorSpec& t : spec.inputs)
@@ -151,7 +153,7 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
         str("function '", spec.name, "': num_slices must be >= 1, got ", options.num_slices));
   }
   if (options.num_slices > 1) {
-    const ModelSpec& mspec = models_.model(b.model).spec();
+    const ModelSpec& mspec = table_.model(b.model).spec();
     for (size_t u = 0; u < b.update_vars.size(); ++u) {
       const VariableSpec& var = mspec.variables[b.update_vars[u]];
       checkCollectiveOp(b.update_ops[u], var.dtype,
@@ -168,8 +170,8 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
   // formatting one per input on every call is what this path must not do.
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) throw InvalidArgument(str(inputLabel(spec, i), ": empty Data handle"));
-    const DataImpl& d = inputs[i].impl();
-    if (&d.core() != this) {
+    const DataImpl& d = SessionCore::dataImpl(inputs[i]);
+    if (&d.core() != &core_) {
       throw InvalidArgument(
           str(inputLabel(spec, i), ": ", d.label(), " belongs to another session"));
     }
@@ -193,16 +195,15 @@ std::vector<Array> SessionCore::callFunction(uint32_t id, const std::vector<Data
     throw InvalidArgument(
         str("function '", spec.name, "': batch given but the function has no scattered inputs"));
   }
-  checkBatchS(spec, b, options, request.batch_rows, size());
+  checkBatchS(spec, b, options, request.batch_rows, core_.lifecycle().size());
   request.batch = options.batch;
   request.batch_s = options.batch_s;
   request.num_slices = options.num_slices;
   request.wanted = wantedOutputs(spec, options.output_subset);
   ByteWriter payload;
   payload.write(request);
-  std::vector<Array> outputs = runStep(Opcode::Call, payload, b.what).arrays;
+  std::vector<Array> outputs = core_.lifecycle().runStep(Opcode::Call, payload, b.what).arrays;
   if (options.output_subset.empty()) return outputs;
   return inSubsetOrder(spec, options.output_subset, outputs);
 }
-
 }  // namespace synk::detail

@@ -1,4 +1,5 @@
-// Data: n-d arrays in shared memory that every rank reads (core/session/data_impl.h).
+// DataImpl (data_impl.h), and the public Data handle's methods on top of it: n-d arrays in shared
+// memory that every rank reads. DataMaster (data_master.h) creates them.
 #include <cmath>
 #include <cstring>
 
@@ -55,26 +56,26 @@ std::string DataImpl::label() const {
 }
 
 void DataImpl::checkOpen() const {
-  core_->ensureOpen();
+  core_->lifecycle().ensureOpen();
 }
 
 void DataImpl::dropSegment() {
   if (!segment_) return;
-  if (!core_->ownedHere()) {  // a copy made by fork(): the name is the master's
+  if (!core_->lifecycle().ownedHere()) {  // a copy made by fork(): the name is the master's
     segment_ = ShmSegment();
     return;
   }
   ShmSegment::remove(segment_.name());
   segment_ = ShmSegment();
   alloc_elements_ = 0;
-  if (!core_->closed()) core_->releaseBlob(id_);
+  if (!core_->lifecycle().closed()) core_->data().releaseBlob(id_);
 }
 
 void DataImpl::reallocate(int64_t elements, size_t keep_bytes) {
   const size_t bytes = std::max<size_t>(byteCount(elements, dtype_), 1);
   ++generation_;
-  ShmSegment fresh =
-      ShmSegment::create(blobName(core_->shmPrefix(), id_, generation_), bytes, label());
+  ShmSegment fresh = ShmSegment::create(blobName(core_->lifecycle().shmPrefix(), id_, generation_),
+                                        bytes, label());
   if (keep_bytes && segment_) std::memcpy(fresh.data(), segment_.data(), keep_bytes);
   // Ranks still mapping the old generation keep it until the next step tells them. (Ranks read
   // Data through their BlobCache, which also pins it for the device; this mapping is the
@@ -221,12 +222,4 @@ void Data::set(std::initializer_list<int64_t> index, double value) {
                         v.dtype(), value);
 }
 
-namespace detail {
-
-Data SessionCore::makeData(DType dtype, const Shape& shape, const DataOptions& options) {
-  ensureOpen();
-  return Data(std::make_shared<DataImpl>(shared_from_this(), nextBlobId(), dtype, shape, options));
-}
-
-}  // namespace detail
 }  // namespace synk

@@ -1,8 +1,9 @@
-// Models, function bindings, distribute and variables: the master's side.
+// ModelMaster (model_master.h): models, function bindings, distribute and variables, the
+// master's side.
 #include <algorithm>
 
 #include "synk/core/error.h"
-#include "synk/core/session/data_impl.h"
+#include "synk/core/session/model_master.h"
 #include "synk/core/session/session_core.h"
 
 namespace synk {
@@ -47,46 +48,48 @@ int indexOfSpec(const std::vector<Spec>& specs, const std::string& name) {
 
 }  // namespace
 
-ModelState& SessionCore::modelState(uint32_t id) {
-  if (closed_) throwClosed();  // handles outlive the session; its models do not
-  return models_.model(id);
+ModelState& ModelMaster::modelState(uint32_t id) {
+  if (core_.lifecycle().closed())
+    core_.lifecycle().throwClosed();  // handles outlive the session; its models do not
+  return table_.model(id);
 }
 
-const FunctionBinding& SessionCore::binding(uint32_t id) {
-  if (closed_) throwClosed();
-  return models_.binding(id);
+const FunctionBinding& ModelMaster::binding(uint32_t id) {
+  if (core_.lifecycle().closed()) core_.lifecycle().throwClosed();
+  return table_.binding(id);
 }
 
-const FunctionSpec& SessionCore::functionSpec(uint32_t id) {
-  if (closed_) throwClosed();
-  return models_.functionSpec(id);
+const FunctionSpec& ModelMaster::functionSpec(uint32_t id) {
+  if (core_.lifecycle().closed()) core_.lifecycle().throwClosed();
+  return table_.functionSpec(id);
 }
 
-VariableStorage& SessionCore::storage(uint32_t model, uint32_t index) {
-  if (closed_) throwClosed();
-  return models_.storage(model, index);
+VariableStorage& ModelMaster::storage(uint32_t model, uint32_t index) {
+  if (core_.lifecycle().closed()) core_.lifecycle().throwClosed();
+  return table_.storage(model, index);
 }
 
-const VariableSpec& SessionCore::variableSpec(uint32_t model, uint32_t index) {
-  if (closed_) throwClosed();
-  return models_.variableSpec(model, index);
+const VariableSpec& ModelMaster::variableSpec(uint32_t model, uint32_t index) {
+  if (core_.lifecycle().closed()) core_.lifecycle().throwClosed();
+  return table_.variableSpec(model, index);
 }
 
-Model SessionCore::load(const std::string& path, const ModelOptions& options) {
-  ensureOpen();
-  std::shared_ptr<LoadedModel> model = loader_->load(path, options);
-  std::vector<ModelState>& models = models_.models();
+Model ModelMaster::load(const std::string& path, const ModelOptions& options) {
+  core_.lifecycle().ensureOpen();
+  std::shared_ptr<LoadedModel> model = loader_.load(path, options);
+  std::vector<ModelState>& models = table_.models();
   ModelState state;
   state.id = static_cast<uint32_t>(models.size());
   state.path = model->source();  // the file found: every rank loads exactly this one
   state.options = options;
   state.model = model;
   Device& device = *rank_.device;
-  state.instance = model->instantiate(RankInfo{rank_.rank, size(), &device, &call_collectives_});
+  state.instance = model->instantiate(
+      RankInfo{rank_.rank, core_.lifecycle().size(), &device, &call_collectives_});
   for (const VariableSpec& spec : model->spec().variables) {
     VariableStorage storage;
     storage.dtype = spec.dtype;
-    models_.reshape(storage, spec.shape);
+    table_.reshape(storage, spec.shape);
     if (spec.initial.empty()) {
       device.fillIdentity(storage.buffer.data(), numElements(spec.shape), spec.dtype,
                           ReduceOp::Sum);
@@ -96,15 +99,15 @@ Model SessionCore::load(const std::string& path, const ModelOptions& options) {
     }
     state.variables.push_back(std::move(storage));
   }
-  synchronizeOutsideStep("loading a model");
+  core_.lifecycle().synchronizeOutsideStep("loading a model");
   models.push_back(std::move(state));
-  return Model(shared_from_this(), models.back().id);
+  return core_.modelHandle(models.back().id);
 }
 
-Function SessionCore::makeFunction(const Model& model, const std::string& name,
+Function ModelMaster::makeFunction(uint32_t model, const std::string& name,
                                    const FunctionOptions& options) {
-  ensureOpen();
-  const ModelSpec& mspec = modelState(model.id_).spec();
+  core_.lifecycle().ensureOpen();
+  const ModelSpec& mspec = modelState(model).spec();
   const int fn_index = indexOfSpec(mspec.functions, name);
   if (fn_index < 0) {
     throw InvalidArgument(str("model '", mspec.name, "' has no function '", name,
@@ -113,8 +116,8 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
   const FunctionSpec& spec = mspec.functions[fn_index];
   const std::string where = str("function '", spec.name, "'");
   FunctionBinding b;
-  b.id = static_cast<uint32_t>(models_.functions().size());
-  b.model = model.id_;
+  b.id = static_cast<uint32_t>(table_.functions().size());
+  b.model = model;
   b.index = static_cast<uint32_t>(fn_index);
   b.broadcast.assign(spec.inputs.size(), 0);
   for (const std::string& input : options.broadcast) {
@@ -189,25 +192,25 @@ Function SessionCore::makeFunction(const Model& model, const std::string& name,
     b.sliceable[i] = 1;
   }
   b.what = str("call of function '", spec.name, "'");
-  models_.functions().push_back(std::move(b));
-  models_.functionsChanged();
-  return Function(shared_from_this(), models_.functions().back().id);
+  table_.functions().push_back(std::move(b));
+  table_.functionsChanged();
+  return core_.functionHandle(table_.functions().back().id);
 }
 
-void SessionCore::distribute() {
-  ensureOpen();
+void ModelMaster::distribute() {
+  core_.lifecycle().ensureOpen();
   // One step per new model: a model whose creation fails on some rank is dropped alone, and the
   // session goes on with the others (one failed model used to fail every later distribute).
   std::string failure;
-  for (size_t id = 0; id < models_.models().size(); ++id) {
-    ModelState& m = models_.models()[id];
+  for (size_t id = 0; id < table_.models().size(); ++id) {
+    ModelState& m = table_.models()[id];
     if (m.distributed || !m.dropped.empty()) continue;
     try {
       runDistribute({static_cast<uint32_t>(id)}, {});
     } catch (const std::exception& e) {
-      if (closed_) throw;  // fatal: the session is gone, nothing to drop
+      if (core_.lifecycle().closed()) throw;  // fatal: the session is gone, nothing to drop
       const std::string name = m.spec().name;
-      models_.drop(static_cast<uint32_t>(id), e.what());
+      table_.drop(static_cast<uint32_t>(id), e.what());
       if (failure.empty()) {
         failure = str("distribute: model '", name, "' could not be created on every rank and was ",
                       "dropped (the session goes on without it): ", e.what());
@@ -215,36 +218,36 @@ void SessionCore::distribute() {
     }
   }
   std::vector<uint32_t> new_functions;
-  for (const FunctionBinding& f : models_.functions()) {
+  for (const FunctionBinding& f : table_.functions()) {
     if (!f.distributed && f.dropped.empty()) new_functions.push_back(f.id);
   }
   if (!new_functions.empty()) runDistribute({}, new_functions);
   if (!failure.empty()) throw PluginError(failure);
 }
 
-void SessionCore::runDistribute(const std::vector<uint32_t>& new_models,
+void ModelMaster::runDistribute(const std::vector<uint32_t>& new_models,
                                 const std::vector<uint32_t>& new_functions) {
   ByteWriter payload;
-  payload.write(distributeRequest(models_, new_models, new_functions));
-  runStep(Opcode::Distribute, payload, "distribute");
+  payload.write(distributeRequest(table_, new_models, new_functions));
+  core_.lifecycle().runStep(Opcode::Distribute, payload, "distribute");
   for (uint32_t id : new_models)
-    models_.models()[id].distributed = true;
+    table_.models()[id].distributed = true;
   for (uint32_t id : new_functions)
-    models_.functions()[id].distributed = true;
+    table_.functions()[id].distributed = true;
 }
 
-Array SessionCore::readLocalVariable(uint32_t model, uint32_t index) {
-  ensureOpen();
+Array ModelMaster::readLocalVariable(uint32_t model, uint32_t index) {
+  core_.lifecycle().ensureOpen();
   VariableStorage& var = storage(model, index);
   Array out(var.dtype, var.shape);
   rank_.device->copy(out.data(), var.buffer.data(), var.bytes(), CopyKind::DeviceToHost);
-  synchronizeOutsideStep("reading a variable");
+  core_.lifecycle().synchronizeOutsideStep("reading a variable");
   return out;
 }
 
-void SessionCore::writeLocalVariable(uint32_t model, uint32_t index, const ArrayView& value,
+void ModelMaster::writeLocalVariable(uint32_t model, uint32_t index, const ArrayView& value,
                                      bool force_cast) {
-  ensureOpen();
+  core_.lifecycle().ensureOpen();
   const VariableSpec& spec = variableSpec(model, index);
   if (spec.kind == VariableKind::Mirrored && modelState(model).distributed) {
     throw UsageError(str("variable '", spec.name, "' is mirrored: after distribute it changes ",
@@ -253,38 +256,15 @@ void SessionCore::writeLocalVariable(uint32_t model, uint32_t index, const Array
   setStorage(model, index, value, force_cast);
 }
 
-void SessionCore::setStorage(uint32_t model, uint32_t index, const ArrayView& value,
+void ModelMaster::setStorage(uint32_t model, uint32_t index, const ArrayView& value,
                              bool force_cast) {
   const VariableSpec& spec = variableSpec(model, index);
   const Array converted = conditionValue(value, spec.dtype, static_cast<int>(spec.shape.size()),
                                          force_cast, str("value of variable '", spec.name, "'"));
   VariableStorage& var = storage(model, index);
-  models_.reshape(var, converted.shape());
+  table_.reshape(var, converted.shape());
   rank_.device->copy(var.buffer.data(), converted.data(), var.bytes(), CopyKind::HostToDevice);
-  synchronizeOutsideStep("writing a variable");
-}
-
-std::pair<uint32_t, uint32_t> SessionCore::resolve(const Variable& variable,
-                                                   const std::string& what) {
-  ensureOpen();
-  if (!variable.core_) throw InvalidArgument(str(what, ": empty Variable handle"));
-  if (variable.core_.get() != this) {
-    throw InvalidArgument(
-        str(what, ": variable '", variable.name(), "' belongs to another session"));
-  }
-  return {variable.model_, variable.index_};
-}
-
-const DataImpl& SessionCore::resolve(const Data& data, const std::string& what) {
-  if (!data) throw InvalidArgument(str(what, ": empty Data handle"));
-  const DataImpl& impl = data.impl();
-  if (&impl.core() != this) {
-    throw InvalidArgument(str(what, ": ", impl.label(), " belongs to another session"));
-  }
-  if (numElements(impl.shape()) > 0 && impl.allocElements() == 0) {
-    throw InvalidArgument(str(what, ": ", impl.label(), " was freed"));
-  }
-  return impl;
+  core_.lifecycle().synchronizeOutsideStep("writing a variable");
 }
 
 }  // namespace synk::detail

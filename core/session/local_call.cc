@@ -1,6 +1,6 @@
-// Function::asLocal: the master alone runs a function on whole host arrays and updates its own
-// variables, like a plain single-process call (Synkhronos' as_theano). The reference that tests
-// compare distributed results with.
+// LocalCall (local_call.h): Function::asLocal.
+#include "synk/core/session/local_call.h"
+
 #include "synk/core/error.h"
 #include "synk/core/session/session_core.h"
 
@@ -33,11 +33,11 @@ class LocalFrame final : public CallFrame {
 
 }  // namespace
 
-std::vector<Array> SessionCore::callLocal(uint32_t id, const std::vector<ArrayView>& inputs) {
-  ensureOpen();
-  const FunctionBinding& b = binding(id);
-  ModelState& model = models_.model(b.model);
-  const FunctionSpec& spec = functionSpec(id);
+std::vector<Array> LocalCall::run(uint32_t id, const std::vector<ArrayView>& inputs) {
+  core_.lifecycle().ensureOpen();
+  const FunctionBinding& b = core_.models().binding(id);
+  ModelState& model = table_.model(b.model);
+  const FunctionSpec& spec = core_.models().functionSpec(id);
   if (inputs.size() != spec.inputs.size()) {
     throw InvalidArgument(str("function '", spec.name, "' takes ", spec.inputs.size(),
                               " input(s), got ", inputs.size()));
@@ -88,7 +88,7 @@ std::vector<Array> SessionCore::callLocal(uint32_t id, const std::vector<ArrayVi
     }
     results.push_back(std::move(out));
   }
-  synchronizeOutsideStep("as_local");
+  core_.lifecycle().synchronizeOutsideStep("as_local");
   return results;
 }
 

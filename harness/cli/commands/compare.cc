@@ -1,18 +1,17 @@
-// The regression-tracking commands: compare (and compare --ab), baseline, history, import-micro.
+// synk-bench compare: did the candidate regress? (and --ab: measure two builds alternately).
+// Registered by its line in cli/CMakeLists.txt (SYNK_BENCH_COMMANDS), which puts kCompareCommand
+// into the command table.
+#include <algorithm>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
-#include <fstream>
 
-#include "synk/core/error.h"
 #include "synk/harness/base/errors.h"
 #include "synk/harness/cli/ab_loop.h"
+#include "synk/harness/cli/cli.h"
 #include "synk/harness/cli/cli_commands.h"
 #include "synk/harness/report/compare_report.h"
-#include "synk/harness/report/history_report.h"
-#include "synk/harness/report/report_html.h"
 #include "synk/harness/report/report_text.h"
-#include "synk/harness/sweep/micro_store.h"
 
 namespace synk::harness {
 namespace {
@@ -98,14 +97,6 @@ int abRounds(const CompareFlags& f, const CompareOptions& o) {
   return std::max(rounds, o.min_repetitions.value_or(5));
 }
 
-void writeReportWith(const std::string& path, const Store& store, int64_t run,
-                     const std::string& sections) {
-  const RunData data = loadRun(store, run);
-  writeHtmlReport(path, data, runScaling(data.run), sections);
-}
-
-}  // namespace
-
 int compareCommand(const std::vector<std::string>& args, const std::string& command_line) {
   CompareFlags f;
   po::options_description options = compareOptions(f);
@@ -151,100 +142,11 @@ int compareCommand(const std::vector<std::string>& args, const std::string& comm
   return result.exit_code;
 }
 
-int baselineCommand(const std::vector<std::string>& args, const std::string&) {
-  std::string db = kDefaultDatabase, name, run;
-  po::options_description options("baseline options");
-  options.add_options()("help,h", "this help")("db", po::value(&db), "the result database")(
-      "name", po::value(&name), "the baseline's name")("run", po::value(&run),
-                                                       "run id, latest, baseline name or tag");
-  const po::variables_map values = parseArgs("baseline", args, options, {"name", "run"});
-  const char* usage = "baseline [NAME RUN] [--db PATH]   (no arguments: list the baselines)";
-  if (printedHelp(values, options, usage)) return kExitOk;
-  if (name.empty()) {
-    const Store store = Store::open(db, Store::Mode::Read);
-    for (const auto& [baseline, id] : store.baselines())
-      std::printf("%-20s run %lld\n", baseline.c_str(), static_cast<long long>(id));
-    return kExitOk;
-  }
-  if (run.empty()) throw BadInput(std::string("which run? usage: synk-bench ") + usage);
-  const bool digits = name.find_first_not_of("0123456789") == std::string::npos;
-  if (digits || name == "latest" || name.find_first_of(" \t\n") != std::string::npos) {
-    throw BadInput(
-        "'" + name +
-        "' cannot name a baseline: it would read as a run id or 'latest', or has spaces");
-  }
-  Store store = Store::open(db, Store::Mode::Write);
-  const int64_t id = resolveRunRef(store, run);
-  store.setBaseline(name, id);
-  const RunRecord record = *store.run(id);
-  std::printf("baseline %s = run %lld (%s, commit %s, %s)\n", name.c_str(),
-              static_cast<long long>(id), record.experiment.c_str(),
-              record.commit.substr(0, 10).c_str(), record.started_at.c_str());
-  return kExitOk;
-}
+}  // namespace
 
-int historyCommand(const std::vector<std::string>& args, const std::string&) {
-  std::string db = kDefaultDatabase, experiment, html;
-  HistoryOptions h;
-  po::options_description options("history options");
-  options.add_options()("help,h", "this help")("db", po::value(&db), "the result database")(
-      "experiment", po::value(&experiment), "the experiment's name")(
-      "point", po::value(&h.point), "one point: its key, a key prefix, or its label")(
-      "git", po::value(&h.git_dir), "the repository that orders commits (default: synk's source)")(
-      "html", po::value(&html), "also write the HTML report of the latest run with the history");
-  const po::variables_map values = parseArgs("history", args, options, {"experiment"});
-  const char* usage = "history EXPERIMENT [--point KEY] [--db PATH] [--git DIR] [--html FILE]";
-  if (printedHelp(values, options, usage)) return kExitOk;
-  if (experiment.empty())
-    throw BadInput(std::string("which experiment? usage: synk-bench ") + usage);
-  const Store store = Store::open(db, Store::Mode::Read);
-  const History history = loadHistory(store, experiment, h);
-  printHistory(stdout, history);
-  if (!html.empty()) {
-    int64_t latest = 0;
-    for (const RunRecord& run : store.runs())
-      if (run.experiment == experiment && latest == 0) latest = run.id;
-    writeReportWith(html, store, latest, historyHtmlSection(history));
-  }
-  return kExitOk;
-}
-
-int importMicroCommand(const std::vector<std::string>& args, const std::string& command_line) {
-  std::string db = kDefaultDatabase;
-  std::vector<std::string> files;
-  MicroImportOptions import;
-  import.command_line = command_line;
-  po::options_description options("import-micro options");
-  options.add_options()("help,h", "this help")("db", po::value(&db), "the result database")(
-      "tag", po::value(&import.tag), "a tag for the run")("commit", po::value(&import.commit),
-                                                          "the commit, where the files do not say")(
-      "file", po::value(&files)->composing(), "Google Benchmark JSON (--benchmark_out=FILE)");
-  const po::variables_map values = parseArgs("import-micro", args, options, {"file..."});
-  const char* usage = "import-micro FILE.json... [--db PATH] [--tag NAME] [--commit HASH]";
-  if (printedHelp(values, options, usage)) return kExitOk;
-  if (files.empty()) throw BadInput(std::string("which file? usage: synk-bench ") + usage);
-  std::vector<MicroResults> results;
-  try {
-    for (const std::string& file : files)
-      results.push_back(readMicroResultsFile(file));
-  } catch (const InvalidArgument& e) {
-    throw BadInput(e.what());
-  }
-  Store store = Store::open(db, Store::Mode::Write);
-  const int64_t run = importMicroRun(store, results, files, import);
-  const RunData data = loadRun(store, run);
-  std::printf("run %lld: %zu benchmarks of %s\n", static_cast<long long>(run), data.points.size(),
-              data.run.experiment.c_str());
-  printMicroTable(stdout, data);
-  return kExitOk;
-}
-
-std::string compareSection(const Store& store, const std::string& baseline, int64_t run) {
-  return compareHtmlSection(compareRuns(store, resolveRunRef(store, baseline), run, {}));
-}
-
-std::string historySection(const Store& store, const std::string& experiment) {
-  return historyHtmlSection(loadHistory(store, experiment));
-}
+extern const Command kCompareCommand{
+    "compare", "compare BASELINE CANDIDATE [--db PATH] [--strict] [--force] [--json]",
+    "did the candidate regress? per point: change, Mann-Whitney, verdict; exit 1 if so",
+    compareCommand};
 
 }  // namespace synk::harness
