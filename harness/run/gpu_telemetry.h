@@ -14,9 +14,11 @@
 // temperature and reasons well under a microsecond), so a training repetition loads NVML on a
 // thread of its own during the warm-up steps (timeStepsWithTelemetry, runner.h), but takes the
 // reads themselves at the timed phase's edges, after the last warm-up step and after the last
-// timed step: the window is the timed steps (and half of each edge's energy read), neither the
+// timed step: the window is the timed steps and, at each edge, the part of the reads that
+// follows (start) or precedes (end) a GPU's energy read, a few idle milliseconds; neither the
 // warm-up nor the correctness check. Its energy per step is the power over that window times
-// the repetition's median step. bench_synk_bench measures what the reads cost the repetition.
+// the repetition's median step. The reads lengthen a repetition by their own time (2 x H200:
+// 22.6 ms median for both, results/device/2026-11-26-h200x2-gpu-check-46a38ee.md), no step.
 //
 // Per GPU over the phase: the energy counter's difference (nvmlDeviceGetTotalEnergyConsumption,
 // mJ; Volta and later) and power = energy / seconds (the mean of two power readings where there
