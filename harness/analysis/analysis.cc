@@ -94,8 +94,8 @@ PointSummary summarizePoint(const std::vector<SampleRecord>& samples,
     }
     ++s.gpu_repetitions;
     if (with_energy == static_cast<int>(r.gpus.size())) {
-      // The power over the read window times the median step: the window need not match the
-      // timed phase (gpu_telemetry.h); without timed samples, the window's energy per step.
+      // The power over the read window (the timed phase, gpu_telemetry.h) times the median
+      // step; without timed samples, the window's energy per step.
       const auto step = rep_step.find(r.repetition);
       const bool timed = step != rep_step.end() && watts > 0 && !r.value;
       energy.push_back(timed ? watts * step->second : joules / double(r.steps));

@@ -32,14 +32,20 @@ RunData loadRun(const Store& store, int64_t run_id, const SummaryOptions& option
     std::vector<SampleRecord> samples = store.samples(a.record.id);
     const std::vector<RepetitionRecord> repetitions = store.repetitions(a.record.id);
     a.summary = summarizePoint(samples, repetitions, options);
-    if (!data.collectives()) a.step_times = summarizeStepTimes(store.rankTimes(a.record.id));
+    // What summarizePoint leaves out of the step statistics, the other summaries of the point
+    // leave out too: its rank times and a collective's slowest rank.
+    const std::vector<int> throttled =
+        options.exclude_throttled ? throttledRepetitions(repetitions) : std::vector<int>{};
+    auto left_out = [&](const auto& row) {
+      return std::find(throttled.begin(), throttled.end(), row.repetition) != throttled.end();
+    };
+    if (!data.collectives()) {
+      std::vector<RankTimesRecord> times = store.rankTimes(a.record.id);
+      std::erase_if(times, left_out);
+      a.step_times = summarizeStepTimes(times);
+    }
     if (data.collectives()) {
-      if (options.exclude_throttled) {
-        const std::vector<int> throttled = throttledRepetitions(repetitions);
-        std::erase_if(samples, [&](const SampleRecord& s) {
-          return std::find(throttled.begin(), throttled.end(), s.repetition) != throttled.end();
-        });
-      }
+      std::erase_if(samples, left_out);
       data.slowest_s.push_back(samples.empty() ? 0 : slowestRankMedian(samples));
       a.summary.values = slowestRankTimes(samples);
       a.summary.spread = summarize(a.summary.values);

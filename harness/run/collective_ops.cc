@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <type_traits>
 
 #include "synk/core/device_buffer.h"
@@ -102,6 +103,14 @@ double tolerance(DType dtype, ReduceOp op) {
   return dtype == DType::Float32 ? 1e-6 : 1e-12;
 }
 
+// "all_reduce, broadcast, ...": what synk-bench collectives measures, for a refusal.
+std::string benchCollectiveNames() {
+  std::string names;
+  for (Collective c : benchCollectives())
+    names += (names.empty() ? "" : ", ") + toString(c);
+  return names;
+}
+
 // One rank's buffers and the operation, for one point.
 class Bench {
  public:
@@ -182,35 +191,54 @@ class Bench {
     }
   }
 
+  // An op without a case here (reduce_scatter, which synk-bench collectives does not offer, or
+  // a value no op has) is refused naming it, never measured as another op; every rank refuses
+  // alike before any communication, so the group stays in step for the next point.
   void run(Waiter& waiter) {
     const ReduceOp op = p_.redop;
-    if (p_.op == Collective::AllReduce) {
-      AllReduceArgs args{recvOrSend(), shape_.total, p_.dtype, op};
-      if (!p_.in_place) args.send = send_->data();
-      comm_.allReduce(args, waiter);
-    } else if (p_.op == Collective::Broadcast) {
-      BroadcastArgs args{recvOrSend(), shape_.total, p_.dtype, p_.root};
-      if (!p_.in_place) args.send = send_->data();
-      comm_.broadcast(args, waiter);
-    } else if (p_.op == Collective::Reduce) {
-      ReduceArgs args{send_->data(), recvOrSend(), shape_.total, p_.dtype, op, p_.root};
-      if (rank_ != p_.root) args.recv = nullptr;
-      comm_.reduce(args, waiter);
-    } else if (p_.op == Collective::Gather) {
-      GatherArgs args{send_->data(), rank_ == p_.root ? recv_->data() : nullptr, counts_, p_.dtype,
-                      p_.root};
-      comm_.gather(args, waiter);
-    } else if (p_.op == Collective::AllGather) {
-      comm_.allGather({send_->data(), recv_->data(), counts_, p_.dtype}, waiter);
-    } else {  // scatter: each rank copies its part of the root's shared source
-      const size_t bytes = shape_.part * shape_.element_bytes;
-      if (bytes > 0) {
-        device_.copy(recv_->data(), source_at_ + static_cast<size_t>(rank_) * bytes, bytes,
-                     CopyKind::HostToDevice);
-        device_.synchronize(waiter);
+    switch (p_.op) {
+      case Collective::AllReduce: {
+        AllReduceArgs args{recvOrSend(), shape_.total, p_.dtype, op};
+        if (!p_.in_place) args.send = send_->data();
+        comm_.allReduce(args, waiter);
+        return;
       }
-      side_.group.barrier().arrive(waiter, BarrierSite::CollectiveOut);
+      case Collective::Broadcast: {
+        BroadcastArgs args{recvOrSend(), shape_.total, p_.dtype, p_.root};
+        if (!p_.in_place) args.send = send_->data();
+        comm_.broadcast(args, waiter);
+        return;
+      }
+      case Collective::Reduce: {
+        ReduceArgs args{send_->data(), recvOrSend(), shape_.total, p_.dtype, op, p_.root};
+        if (rank_ != p_.root) args.recv = nullptr;
+        comm_.reduce(args, waiter);
+        return;
+      }
+      case Collective::Gather: {
+        GatherArgs args{send_->data(), rank_ == p_.root ? recv_->data() : nullptr, counts_,
+                        p_.dtype, p_.root};
+        comm_.gather(args, waiter);
+        return;
+      }
+      case Collective::AllGather:
+        comm_.allGather({send_->data(), recv_->data(), counts_, p_.dtype}, waiter);
+        return;
+      case Collective::Scatter: {  // each rank copies its part of the root's shared source
+        const size_t bytes = shape_.part * shape_.element_bytes;
+        if (bytes > 0) {
+          device_.copy(recv_->data(), source_at_ + static_cast<size_t>(rank_) * bytes, bytes,
+                       CopyKind::HostToDevice);
+          device_.synchronize(waiter);
+        }
+        side_.group.barrier().arrive(waiter, BarrierSite::CollectiveOut);
+        return;
+      }
+      case Collective::ReduceScatter:
+        break;
     }
+    throw InvalidArgument("synk-bench collectives cannot measure " + toString(p_.op) +
+                          ": it measures " + benchCollectiveNames());
   }
 
   void finish(Waiter& waiter) {

@@ -11,11 +11,14 @@
 // the timed phase, and unloads it. Two reads per point and repetition, outside the timed
 // steps: a step's time is not touched. NVML's reads are slow (2 x H200, driver 580: nvmlInit
 // 8 ms, the energy counter 2.9 ms a GPU, the two violation counters 1.4 ms; clocks,
-// temperature and reasons well under a microsecond), so a training repetition takes them on a
-// thread of its own (runner.cc): loading and the first read during the warm-up steps, the last
-// read during the correctness check after the timed steps. Its energy per step is the power
-// over the read window times the repetition's median step (the window's edges need not match
-// the timed phase's). bench_synk_bench measures what the reads still cost the repetition.
+// temperature and reasons well under a microsecond), so a training repetition loads NVML on a
+// thread of its own during the warm-up steps (timeStepsWithTelemetry, runner.h), but takes the
+// reads themselves at the timed phase's edges, after the last warm-up step and after the last
+// timed step: the window is the timed steps and, at each edge, the part of the reads that
+// follows (start) or precedes (end) a GPU's energy read, a few idle milliseconds; neither the
+// warm-up nor the correctness check. Its energy per step is the power over that window times
+// the repetition's median step. The reads lengthen a repetition by their own time (2 x H200:
+// 22.6 ms median for both, results/device/2026-11-26-h200x2-gpu-check-46a38ee.md), no step.
 //
 // Per GPU over the phase: the energy counter's difference (nvmlDeviceGetTotalEnergyConsumption,
 // mJ; Volta and later) and power = energy / seconds (the mean of two power readings where there

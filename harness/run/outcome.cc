@@ -1,6 +1,7 @@
 #include "synk/harness/run/outcome.h"
 
 #include <optional>
+#include <type_traits>
 
 #include "synk/core/byte_io.h"
 #include "synk/core/error.h"
@@ -11,42 +12,74 @@ namespace {
 
 constexpr uint32_t kMagic = 0x53594e4b;  // "SYNK"
 
-void putOptional(ByteWriter& w, const std::optional<double>& v) {
-  w.put<uint8_t>(v ? 1 : 0);
-  w.put<double>(v.value_or(0));
+// What the pipe carries in a form of its own is written and read by one function each: Io is
+// ByteWriter or ByteReader, and the value const when writing. As with byte_io.h's fields(), the
+// one list serves both directions, so what is written and what is read cannot drift apart.
+template <typename Io>
+constexpr bool kWriting = std::is_same_v<Io, ByteWriter>;
+
+// An optional: a presence byte, then the value (0 when absent, so no indeterminate bytes go).
+template <typename Io, typename Optional>
+void optionalIo(Io& io, Optional& v) {
+  uint8_t present = v ? 1 : 0;
+  double value = v.value_or(0);
+  io(present, value);
+  if constexpr (!kWriting<Io>) v = present ? std::optional<double>(value) : std::nullopt;
 }
 
-std::optional<double> getOptional(ByteReader& r) {
-  const bool present = r.get<uint8_t>() != 0;
-  const double v = r.get<double>();
-  return present ? std::optional<double>(v) : std::nullopt;
+// A status travels as its stored word (toString) and is parsed once, on reading.
+template <typename Io, typename Status>
+void statusIo(Io& io, Status& status) {
+  std::string word = toString(status);
+  io(word);
+  if constexpr (!kWriting<Io>) {
+    const std::optional<PointStatus> parsed = parsePointStatus(word);
+    if (!parsed) throw RunFailed("a repetition's report is garbled (status '" + word + "')");
+    status = *parsed;
+  }
 }
 
-void putGpu(ByteWriter& w, const GpuReading& g) {
-  w(g.gpu, g.seconds);
-  for (const std::optional<double>& v :
-       {g.sm_mhz, g.memory_mhz, g.power_w, g.energy_j, g.temperature_c, g.throttled_s})
-    putOptional(w, v);
-  w.put<uint64_t>(g.throttle_reasons);
-}
-
-GpuReading getGpu(ByteReader& r) {
-  GpuReading g;
-  r(g.gpu, g.seconds);
-  for (std::optional<double>* v :
+template <typename Io, typename Gpu>
+void gpuIo(Io& io, Gpu& g) {
+  io(g.gpu, g.seconds);
+  for (auto* v :
        {&g.sm_mhz, &g.memory_mhz, &g.power_w, &g.energy_j, &g.temperature_c, &g.throttled_s})
-    *v = getOptional(r);
-  g.throttle_reasons = r.get<uint64_t>();
-  return g;
+    optionalIo(io, *v);
+  io(g.throttle_reasons);
 }
 
-// The status travels as its stored text (toString) and is parsed once here.
-PointStatus getStatus(ByteReader& r) {
-  std::string text;
-  r(text);
-  const auto status = parsePointStatus(text);
-  if (!status) throw RunFailed("a repetition's report is garbled (status '" + text + "')");
-  return *status;
+// A list: its count, then every element through `each`. On reading, the count is checked against
+// the bytes left (`min_bytes` an element at least) and the elements are appended one by one, so
+// a garbled count allocates nothing.
+template <typename Io, typename List, typename Each>
+void listIo(Io& io, List& list, size_t min_bytes, Each each) {
+  uint64_t n = list.size();
+  io(n);
+  if constexpr (kWriting<Io>) {
+    for (auto& element : list)
+      each(io, element);
+  } else {
+    io.checkCount(n, min_bytes);
+    for (uint64_t i = 0; i < n; ++i)
+      each(io, list.emplace_back());
+  }
+}
+
+template <typename Io, typename Point>
+void pointIo(Io& io, Point& p) {
+  io(p.point);
+  statusIo(io, p.status);
+  io(p.message, p.wrong, p.steps, p.samples);
+  listIo(io, p.gpus, sizeof(int32_t) + sizeof(double),
+         [](Io& each_io, auto& g) { gpuIo(each_io, g); });
+  io(p.rank_times);
+}
+
+template <typename Io, typename Job>
+void jobIo(Io& io, Job& job) {
+  statusIo(io, job.status);
+  io(job.message, job.startup_ns);
+  listIo(io, job.points, 1, [](Io& each_io, auto& p) { pointIo(each_io, p); });
 }
 
 }  // namespace
@@ -56,15 +89,7 @@ PointStatus getStatus(ByteReader& r) {
 std::string encodeOutcome(const JobOutcome& outcome) {
   ByteWriter w;
   w.put(kMagic);
-  w(toString(outcome.status), outcome.message, outcome.startup_ns);
-  w.put<uint64_t>(outcome.points.size());
-  for (const PointOutcome& p : outcome.points) {
-    w(p.point, toString(p.status), p.message, p.wrong, p.steps, p.samples);
-    w.put<uint64_t>(p.gpus.size());
-    for (const GpuReading& g : p.gpus)
-      putGpu(w, g);
-    w(p.rank_times);
-  }
+  jobIo(w, outcome);
   w.put(kMagic);
   return std::string(reinterpret_cast<const char*>(w.data()), w.size());
 }
@@ -75,22 +100,7 @@ JobOutcome decodeOutcome(std::string_view bytes) {
   JobOutcome outcome;
   try {
     if (r.get<uint32_t>() != kMagic) throw RunFailed("a repetition's report is garbled");
-    outcome.status = getStatus(r);
-    r(outcome.message, outcome.startup_ns);
-    const auto points = r.get<uint64_t>();
-    r.checkCount(points, 1);
-    for (uint64_t i = 0; i < points; ++i) {
-      PointOutcome p;
-      r(p.point);
-      p.status = getStatus(r);
-      r(p.message, p.wrong, p.steps, p.samples);
-      const auto gpus = r.get<uint64_t>();
-      r.checkCount(gpus, sizeof(int32_t) + sizeof(double));
-      for (uint64_t k = 0; k < gpus; ++k)
-        p.gpus.push_back(getGpu(r));
-      r(p.rank_times);
-      outcome.points.push_back(std::move(p));
-    }
+    jobIo(r, outcome);
     if (r.get<uint32_t>() != kMagic || r.remaining() != 0) {
       throw RunFailed("a repetition's report is garbled");
     }

@@ -203,6 +203,31 @@ int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWo
   return nanoseconds(last - start);
 }
 
+int64_t timeStepsWithTelemetry(const StepFunction& step, const TimingPlan& plan,
+                               const StopWord& stop, const std::vector<int>& telemetry_gpus,
+                               std::vector<SampleRecord>& samples, std::vector<GpuReading>& gpus,
+                               const std::function<void(const SampleRecord&)>& after_step) {
+  // Loading NVML (nvmlInit alone takes milliseconds) overlaps the warm-up on a thread of its
+  // own; the reads are not overlapped with anything: one taken on a thread during the warm-up or
+  // the correctness check would put their energy into the window, one during the timed steps
+  // would compete with them for the CPU.
+  std::future<GpuTelemetry> opening;
+  if (!telemetry_gpus.empty()) {
+    opening = std::async(std::launch::async,
+                         [&telemetry_gpus] { return GpuTelemetry::open(telemetry_gpus); });
+  }
+  std::optional<GpuTelemetry> nvml;
+  GpuTelemetry::Mark start;
+  auto at_timed_start = [&] {
+    if (!opening.valid()) return;
+    nvml.emplace(opening.get());
+    start = nvml->mark();
+  };
+  const int64_t ns = timeSteps(step, plan, stop, samples, at_timed_start, after_step);
+  if (nvml && !childShouldStop(stop)) gpus = nvml->since(start);
+  return ns;
+}
+
 std::string resolvePlugin(const std::string& plugin) {
   const bool path = plugin.find('/') != std::string::npos ||
                     (plugin.size() > 3 && plugin.compare(plugin.size() - 3, 3, ".so") == 0);
@@ -268,22 +293,6 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
         t = now;
       }
     };
-    // NVML is loaded here, after the session forked its ranks, and read on a thread of its own
-    // (gpu_telemetry.h): loading and the first read overlap the warm-up, the last read the
-    // correctness check. The timed steps wait for the first only where the warm-up was shorter.
-    struct Telemetry {
-      GpuTelemetry nvml;
-      GpuTelemetry::Mark start;
-    };
-    std::future<Telemetry> opening;
-    if (!telemetry_gpus.empty()) {
-      opening = std::async(std::launch::async, [&telemetry_gpus] {
-        Telemetry t{GpuTelemetry::open(telemetry_gpus), {}};
-        t.start = t.nvml.mark();
-        return t;
-      });
-    }
-    std::optional<Telemetry> telemetry;
     // Every rank's phases of each timed step, read between steps (outside their times).
     std::function<void(const SampleRecord&)> after_step;
     if (fork_options.step_times) {
@@ -292,25 +301,16 @@ JobOutcome runTrainRepetition(const Experiment& e, const Point& point, int repet
           result.rank_times.push_back(rankTimes(t, sample.step));
       };
     }
-    timeSteps(
-        step, timingPlan(e), stop, result.samples,
-        [&] {
-          if (opening.valid()) telemetry = opening.get();
-        },
-        after_step);
-    std::future<std::vector<GpuReading>> reading;
-    if (telemetry) {
-      reading = std::async(std::launch::async,
-                           [&telemetry] { return telemetry->nvml.since(telemetry->start); });
-    }
+    // NVML is loaded here, after the session forked its ranks (gpu_telemetry.h).
+    timeStepsWithTelemetry(step, timingPlan(e), stop, telemetry_gpus, result.samples, result.gpus,
+                           after_step);
     result.steps = static_cast<int64_t>(result.samples.size());
     if (childShouldStop(stop)) {
-      if (reading.valid()) reading.wait();
+      result.gpus.clear();
       outcome.status = result.status = PointStatus::interrupted;
       return outcome;
     }
     result.wrong = countWrong(session, model, bound.checked, result.message);
-    if (reading.valid()) result.gpus = reading.get();
     if (result.wrong > 0) {
       result.status = PointStatus::wrong;
       result.message.resize(result.message.size() - 2);  // the last "; "

@@ -57,8 +57,18 @@ int64_t timeSteps(const StepFunction& step, const TimingPlan& plan, const StopWo
                   const std::function<void()>& at_timed_start = {},
                   const std::function<void(const SampleRecord&)>& after_step = {});
 
+// timeSteps with the NVML telemetry of `telemetry_gpus` (CUDA ordinals, gpu_telemetry.h; none
+// when empty) over exactly its timed phase: NVML loads on a thread while the warm-up runs, the
+// first read is taken after the last warm-up step and the last read after the last timed step,
+// both outside every step's time. `gpus` gets one reading per GPU; nothing when NVML is absent
+// or the stop word ended the phase.
+int64_t timeStepsWithTelemetry(const StepFunction& step, const TimingPlan& plan,
+                               const StopWord& stop, const std::vector<int>& telemetry_gpus,
+                               std::vector<SampleRecord>& samples, std::vector<GpuReading>& gpus,
+                               const std::function<void(const SampleRecord&)>& after_step = {});
+
 // `telemetry_gpus`: the CUDA ordinals whose NVML telemetry the repetition records over its
-// timed steps (gpu_telemetry.h); empty for none.
+// timed steps (timeStepsWithTelemetry); empty for none.
 JobOutcome runTrainRepetition(const Experiment& experiment, const Point& point, int repetition,
                               const std::string& plugin_path, const StopWord& stop,
                               const std::vector<int>& telemetry_gpus = {});

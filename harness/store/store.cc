@@ -233,71 +233,42 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
       gpu.reset();
     }
   }
-  // Many rows per statement: a million samples cost about 40 % less than one row at a time. A
-  // point whose steps are not split writes NULL parts in the statement instead of binding them.
+  // A point whose steps are not split writes NULL parts in the statement instead of binding
+  // them.
   const bool split = std::any_of(rows->begin(), rows->end(), [](const SampleRecord& s) {
     return s.compute_ns != kNoValue || s.collective_ns != kNoValue;
   });
-  const int columns = split ? 8 : 6;
-  auto insertText = [&](size_t count) {
-    std::string text =
-        "INSERT INTO sample (rowid, point_id, repetition, rank, step, ns, compute_ns, "
-        "collective_ns) VALUES ";
-    for (size_t k = 0; k < count; ++k) {
-      text += k ? "," : "";
-      text += split ? "(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,NULL,NULL)";
-    }
-    return text;
+  auto nullable = [](sql::Statement& s, int at, int64_t v, bool present) {
+    if (present)
+      s.bind(at, v);
+    else
+      s.bindNull(at);
   };
-  auto put = [&](sql::Statement& insert, size_t begin, size_t count) {
-    for (size_t k = 0; k < count; ++k) {
-      const SampleRecord& s = (*rows)[begin + k];
-      const int at = static_cast<int>(k) * columns;
-      insert.bind(at + 1, first + static_cast<int64_t>(begin + k)).bind(at + 2, point.id);
-      insert.bind(at + 3, int64_t{s.repetition}).bind(at + 4, int64_t{s.rank});
-      insert.bind(at + 5, int64_t{s.step}).bind(at + 6, s.ns);
-      if (!split) continue;
-      if (s.compute_ns == kNoValue)
-        insert.bindNull(at + 7);
-      else
-        insert.bind(at + 7, s.compute_ns);
-      if (s.collective_ns == kNoValue)
-        insert.bindNull(at + 8);
-      else
-        insert.bind(at + 8, s.collective_ns);
-    }
-    insert.step();
-    insert.reset();
-  };
-  constexpr size_t kRowsPerInsert = 128;
-  size_t done = 0;
-  if (rows->size() >= kRowsPerInsert) {
-    const std::string text = insertText(kRowsPerInsert);
-    sql::Statement full(db_, text.c_str());
-    for (; done + kRowsPerInsert <= rows->size(); done += kRowsPerInsert)
-      put(full, done, kRowsPerInsert);
-  }
-  if (done < rows->size()) {
-    const std::string text = insertText(rows->size() - done);
-    sql::Statement rest(db_, text.c_str());
-    put(rest, done, rows->size() - done);
-  }
-  sql::Statement times(db_, R"sql(
-      INSERT INTO rank_times (point_id, repetition, step, rank, work_ns, device_ns, path_ns,
-                              wait_ns, step_ns)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql");
-  for (const RankTimesRecord& t : rank_times) {
-    times.bind(1, point.id).bind(2, int64_t{t.repetition}).bind(3, int64_t{t.step});
-    times.bind(4, int64_t{t.rank}).bind(5, t.work_ns);
-    if (t.device_ns >= 0) {
-      times.bind(6, t.device_ns);
-    } else {
-      times.bindNull(6);
-    }
-    times.bind(7, t.path_ns).bind(8, t.wait_ns).bind(9, t.step_ns);
-    times.step();
-    times.reset();
-  }
+  sql::insertRows(db_,
+                  "INSERT INTO sample (rowid, point_id, repetition, rank, step, ns, compute_ns, "
+                  "collective_ns) VALUES ",
+                  split ? "(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,NULL,NULL)", split ? 8 : 6,
+                  rows->size(), [&](sql::Statement& insert, size_t i, int at) {
+                    const SampleRecord& s = (*rows)[i];
+                    insert.bind(at + 1, first + static_cast<int64_t>(i)).bind(at + 2, point.id);
+                    insert.bind(at + 3, int64_t{s.repetition}).bind(at + 4, int64_t{s.rank});
+                    insert.bind(at + 5, int64_t{s.step}).bind(at + 6, s.ns);
+                    if (!split) return;
+                    nullable(insert, at + 7, s.compute_ns, s.compute_ns != kNoValue);
+                    nullable(insert, at + 8, s.collective_ns, s.collective_ns != kNoValue);
+                  });
+  sql::insertRows(
+      db_,
+      "INSERT INTO rank_times (point_id, repetition, step, rank, work_ns, device_ns, path_ns, "
+      "wait_ns, step_ns) VALUES ",
+      "(?,?,?,?,?,?,?,?,?)", 9, rank_times.size(), [&](sql::Statement& insert, size_t i, int at) {
+        const RankTimesRecord& t = rank_times[i];
+        insert.bind(at + 1, point.id).bind(at + 2, int64_t{t.repetition});
+        insert.bind(at + 3, int64_t{t.step}).bind(at + 4, int64_t{t.rank});
+        insert.bind(at + 5, t.work_ns);
+        nullable(insert, at + 6, t.device_ns, t.device_ns >= 0);  // -1: cpu ranks
+        insert.bind(at + 7, t.path_ns).bind(at + 8, t.wait_ns).bind(at + 9, t.step_ns);
+      });
   transaction.commit();
 }
 

@@ -11,10 +11,11 @@
 //   3. the HTML report and the static site over a database of 1,000,000 samples (2 runs of 8
 //      points, 5 repetitions of 12,500 steps each): loading, statistics, rendering, writing;
 //   4. GPU telemetry: what the two NVML reads of a point's repetition take (every GPU NVML sees;
-//      the real libnvidia-ml.so.1, or SYNK_NVML_LIBRARY), and what they cost a step of 100 us
-//      when they run on a thread of their own as a repetition takes them: rounds of 200 steps
-//      (a 100 us spin each) alone and with the reads going on beside them, alternated; the cost
-//      is the median over rounds of (step with reads / step alone - 1).
+//      the real libnvidia-ml.so.1, or SYNK_NVML_LIBRARY), and what they would cost a step of
+//      100 us if they ran on a thread beside it (a training repetition now takes them between
+//      its phases, beside no step: an upper bound): rounds of 200 steps (a 100 us spin each)
+//      alone and with the reads going on beside them, alternated; the cost is the median over
+//      rounds of (step with reads / step alone - 1).
 //   bench_synk_bench [--rounds R] [--steps N] [--ranks K] [--batch B] [--dir DIR]
 #include <sys/resource.h>
 #include <unistd.h>
@@ -275,7 +276,7 @@ void telemetryCost() {
   for (int round = 0; round < 15; ++round) {
     const double alone = round_of_steps();
     std::atomic<bool> done{false};
-    std::thread reader([&] {  // as runner.cc: the reads on a thread of their own
+    std::thread reader([&] {  // the reads on a thread beside the steps: the worst case
       while (!done.load())
         telemetry.since(telemetry.mark());
     });

@@ -112,3 +112,51 @@ TEST_CASE("export --json: a repetition on a throttled GPU is flagged, and can be
   CHECK(kept.at("max").get<double>() == Approx(1e-3));
   CHECK(kept.at("excluded_repetitions") == 1);
 }
+
+TEST_CASE("export --json: --exclude-throttled leaves throttled repetitions out of the rank times",
+          "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("r.db"), Store::Mode::Write);
+  RunRecord record = syntheticRun("toy", "c1", "t1");
+  store.beginRun(record);
+  PointRecord p;
+  p.run_id = record.id;
+  p.key = "k";
+  p.status = PointStatus::ok;
+  p.axes = {{"backend", "cuda"}, {"batch", "64"}, {"ranks", "2"}};
+  std::vector<RepetitionRecord> reps;
+  std::vector<SampleRecord> samples;
+  std::vector<RankTimesRecord> times;
+  // Repetition 0 ran unthrottled, both ranks working 1 ms a step; in repetitions 1-3 a GPU
+  // throttled and rank 1's work took 3 ms: a straggler only with them counted.
+  for (int r = 0; r < 4; ++r) {
+    RepetitionRecord rep{r, 0, 2, PointStatus::ok, ""};
+    GpuReading gpu;
+    gpu.seconds = 6e-3;
+    gpu.energy_j = 0.6;
+    gpu.power_w = 100;
+    gpu.throttle_reasons = r > 0 ? 0x20 : 0;  // software thermal slowdown
+    rep.gpus = {gpu};
+    reps.push_back(rep);
+    for (int step = 0; step < 2; ++step) {
+      samples.push_back({r, 0, step, 3'000'000});
+      for (int rank = 0; rank < 2; ++rank) {
+        const int64_t work = rank == 1 && r > 0 ? 3'000'000 : 1'000'000;
+        times.push_back({r, step, rank, work, work, 0, 3'000'000 - work, 3'000'000});
+      }
+    }
+  }
+  store.addPoint(p, reps, samples, times);
+  store.endRun(record.id, "complete");
+  const nlohmann::json all = exported(store, record.id).at("points")[0].at("summary");
+  REQUIRE(all.at("rank_times").size() == 2);
+  CHECK(all.at("rank_times")[1].at("work_s").get<double>() == Approx(3e-3));
+  CHECK(all.at("straggler").at("rank") == 1);
+  const nlohmann::json kept =
+      exported(store, record.id, {.exclude_throttled = true}).at("points")[0].at("summary");
+  CHECK(kept.at("excluded_repetitions") == 3);
+  REQUIRE(kept.at("rank_times").size() == 2);
+  CHECK(kept.at("rank_times")[1].at("work_s").get<double>() == Approx(1e-3));
+  CHECK(kept.at("rank_times")[1].at("wait_s").get<double>() == Approx(2e-3));
+  CHECK(kept.at("straggler").is_null());
+}

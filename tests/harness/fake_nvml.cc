@@ -7,6 +7,10 @@
 //                          so a repetition (two reads) costs exactly that per GPU
 //   FAKE_NVML_THROTTLE     clocks-event reasons every read reports (default 0; 0x4: power cap)
 //   FAKE_NVML_FAIL_INIT    nvmlInit_v2 fails as without a driver (NVML_ERROR_DRIVER_NOT_LOADED)
+// Beside NVML's functions, two of its own for a test that dlopens it too (the same handle as the
+// telemetry's): fakeNvmlWork(mJ) adds energy every device's counter reports, as work on the
+// GPUs would, and fakeNvmlEnergyReads() counts the energy counter's reads so far.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,6 +21,8 @@ struct Device {
 };
 Device g_devices[64];
 bool g_initialised = false;
+// Atomic: the test's steps and the telemetry's reads may run on different threads.
+std::atomic<unsigned long long> g_work_mj{0}, g_energy_reads{0};
 
 unsigned envNumber(const char* name, unsigned fallback) {
   const char* text = std::getenv(name);
@@ -81,7 +87,8 @@ int nvmlDeviceGetPowerUsage(void*, unsigned* milliwatts) {
 
 int nvmlDeviceGetTotalEnergyConsumption(void* handle, unsigned long long* millijoules) {
   device(handle)->energy_mj += envNumber("FAKE_NVML_MJ_PER_READ", 500);
-  *millijoules = device(handle)->energy_mj;
+  *millijoules = device(handle)->energy_mj + g_work_mj;
+  ++g_energy_reads;
   return 0;
 }
 
@@ -97,6 +104,14 @@ int nvmlDeviceGetCurrentClocksEventReasons(void*, unsigned long long* reasons) {
 
 int nvmlDeviceGetViolationStatus(void*, int, void*) {
   return 3;  // NVML_ERROR_NOT_SUPPORTED: as on GPUs that do not count it
+}
+
+void fakeNvmlWork(unsigned long long millijoules) {
+  g_work_mj += millijoules;
+}
+
+unsigned long long fakeNvmlEnergyReads() {
+  return g_energy_reads;
 }
 
 }  // extern "C"

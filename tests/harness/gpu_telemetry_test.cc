@@ -1,10 +1,14 @@
 // GPU telemetry (harness/gpu_telemetry.h) without a GPU: NVML absent (the path every CI machine
 // takes), and present through a fake NVML library (tests/harness/fake_nvml.cc) that reports
 // known energy, clocks and throttle reasons.
+#include <dlfcn.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <utility>
 
 #include "synk/harness/run/gpu_telemetry.h"
+#include "synk/harness/run/runner.h"
 
 using namespace synk::harness;
 
@@ -73,6 +77,53 @@ TEST_CASE("GPU telemetry through a fake NVML: energy, clocks, temperature per GP
   }
   // The probe loads it in a child process, as a run does.
   CHECK(probeGpuTelemetry() == "nvml 999.99 (fake)");
+}
+
+TEST_CASE("GPU telemetry of a training repetition covers exactly its timed steps", "[harness]") {
+  Env env{{"SYNK_NVML_LIBRARY", SYNK_FAKE_NVML}, {"FAKE_NVML_GPUS", "2"},
+          {"FAKE_NVML_MJ_PER_READ", "0"},        {"FAKE_NVML_THROTTLE", "0"},
+          {"FAKE_NVML_FAIL_INIT", nullptr},      {"CUDA_VISIBLE_DEVICES", nullptr}};
+  // The test's own handle on the fake is the one the telemetry loads: every step, warm-up and
+  // timed alike, adds 1 J to each GPU's counter, and the counter's reads are counted.
+  void* fake = dlopen(SYNK_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(fake);
+  const auto work = reinterpret_cast<void (*)(unsigned long long)>(dlsym(fake, "fakeNvmlWork"));
+  const auto reads = reinterpret_cast<unsigned long long (*)()>(dlsym(fake, "fakeNvmlEnergyReads"));
+  REQUIRE(work);
+  REQUIRE(reads);
+  const unsigned long long reads_before = reads();
+  // A warm-up long enough for NVML to load on its thread while it runs, so that a read taken
+  // there as soon as NVML is loaded would land between warm-up steps.
+  TimingPlan plan;
+  plan.warmup = 1;
+  plan.warmup_time = 0.05;
+  plan.steps = 5;
+  int64_t calls = 0;
+  std::vector<std::pair<int64_t, unsigned long long>> changes;  // (step call, reads seen there)
+  auto step = [&](SampleRecord&, std::chrono::steady_clock::time_point) {
+    const unsigned long long seen = reads() - reads_before;
+    if (seen != (changes.empty() ? 0 : changes.back().second)) changes.push_back({calls, seen});
+    ++calls;
+    work(1000);
+  };
+  StopWord stop;
+  std::vector<SampleRecord> samples;
+  std::vector<GpuReading> gpus;
+  timeStepsWithTelemetry(step, plan, stop, {0, 1}, samples, gpus);
+  work(7000);  // what follows the timed steps (the correctness check) is not in the readings
+  REQUIRE(samples.size() == 5);
+  REQUIRE(gpus.size() == 2);
+  for (const GpuReading& g : gpus) {
+    REQUIRE(g.energy_j);
+    CHECK(*g.energy_j == Approx(5.0));  // the 5 timed steps' joules, not the warm-up's
+    CHECK(g.seconds > 0);
+  }
+  // The first read (one per GPU) came between the last warm-up step and the first timed step,
+  // the last after the timed steps: none between two steps of either phase.
+  const std::vector<std::pair<int64_t, unsigned long long>> expected{{calls - 5, 2}};
+  CHECK(changes == expected);
+  CHECK(reads() - reads_before == 4);
+  dlclose(fake);
 }
 
 TEST_CASE("GPU telemetry: a throttling GPU is flagged", "[harness]") {

@@ -53,6 +53,45 @@ TEST_CASE("a repetition's outcome round-trips through its wire format", "[harnes
   CHECK(p.rank_times[0].device_ns == 9);
 }
 
+TEST_CASE("every field of a GPU reading survives the pipe, present or absent", "[harness]") {
+  JobOutcome o = sample();
+  GpuReading full;
+  full.gpu = 7;
+  full.seconds = 1.25;
+  full.sm_mhz = 1980;
+  full.memory_mhz = 2619;
+  full.power_w = 301.5;
+  full.energy_j = 376.875;
+  full.temperature_c = 61;
+  full.throttle_reasons = 0x24;
+  full.throttled_s = 0.125;
+  GpuReading empty;  // no optional field set: each comes back absent, not 0
+  empty.gpu = 2;
+  o.points[0].gpus = {full, empty};
+  const std::vector<GpuReading> back = decodeOutcome(encodeOutcome(o)).points.at(0).gpus;
+  REQUIRE(back.size() == 2);
+  const GpuReading& g = back[0];
+  CHECK(g.gpu == 7);
+  CHECK(g.seconds == 1.25);
+  CHECK(g.sm_mhz == 1980);
+  CHECK(g.memory_mhz == 2619);
+  CHECK(g.power_w == 301.5);
+  CHECK(g.energy_j == 376.875);
+  CHECK(g.temperature_c == 61);
+  CHECK(g.throttle_reasons == 0x24);
+  CHECK(g.throttled_s == 0.125);
+  const GpuReading& e = back[1];
+  CHECK(e.gpu == 2);
+  CHECK(e.seconds == 0);
+  CHECK_FALSE(e.sm_mhz);
+  CHECK_FALSE(e.memory_mhz);
+  CHECK_FALSE(e.power_w);
+  CHECK_FALSE(e.energy_j);
+  CHECK_FALSE(e.temperature_c);
+  CHECK_FALSE(e.throttled_s);
+  CHECK(e.throttle_reasons == 0);
+}
+
 TEST_CASE("a report cut short or garbled is refused", "[harness]") {
   const std::string whole = encodeOutcome(sample());
   CHECK_THROWS_WITH(decodeOutcome(""), Catch::Contains("reported nothing"));
@@ -64,6 +103,15 @@ TEST_CASE("a report cut short or garbled is refused", "[harness]") {
   garbled[0] ^= 0x55;
   CHECK_THROWS_WITH(decodeOutcome(garbled), Catch::Contains("garbled"));
   CHECK_THROWS_WITH(decodeOutcome(whole + "x"), Catch::Contains("garbled"));
+  // A status word that is none: the job's (the first "ok" on the wire) and the point's (the next).
+  for (int nth : {0, 1}) {
+    std::string bad = whole;
+    size_t at = bad.find("ok");
+    if (nth == 1) at = bad.find("ok", at + 2);
+    REQUIRE(at != std::string::npos);
+    bad.replace(at, 2, "OK");
+    CHECK_THROWS_WITH(decodeOutcome(bad), Catch::Contains("garbled (status 'OK')"));
+  }
 }
 
 TEST_CASE("a point status is stored, exported and printed as its word, and read back",

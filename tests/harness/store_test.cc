@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "synk/harness/base/errors.h"
 #include "synk/harness/store/store.h"
@@ -145,6 +146,52 @@ TEST_CASE("a run, its points, repetitions and samples come back as stored", "[ha
   }
   CHECK(store.pointsWithKey("key0").size() == 1);
   CHECK_FALSE(store.run(99));
+}
+
+TEST_CASE("rank times come back as stored, past one statement's rows", "[harness]") {
+  TempDir dir;
+  const std::string path = dir.file("ranks.db");
+  // 2 repetitions x 75 steps x 2 ranks: 300 rows, two full statements and a shorter one.
+  std::vector<RankTimesRecord> times;
+  for (int32_t r = 0; r < 2; ++r) {
+    for (int32_t step = 0; step < 75; ++step) {
+      for (int32_t rank = 0; rank < 2; ++rank) {
+        const int64_t base = 1'000'000 * (r + 1) + 1000 * step + rank;
+        // Rank 1 runs on the CPU (no device time: NULL in the store, -1 read back).
+        times.push_back(
+            {r, step, rank, base, rank == 1 ? -1 : base + 7, base + 11, base + 13, base + 17});
+      }
+    }
+  }
+  int64_t point_id = 0;
+  {
+    Store store = Store::open(path, Store::Mode::Write);
+    RunRecord run = sampleRun();
+    store.beginRun(run);
+    PointRecord p = samplePoint(run.id, 0);
+    store.addPoint(p, {{0, 1, 75, PointStatus::ok, ""}}, samples(2, 75), times);
+    point_id = p.id;
+    store.endRun(run.id, "complete");
+  }
+  const Store store = Store::open(path, Store::Mode::Read);
+  const std::vector<RankTimesRecord> back = store.rankTimes(point_id);
+  REQUIRE(back.size() == times.size());
+  for (size_t i = 0; i < times.size(); ++i) {
+    INFO("row " << i);
+    const RankTimesRecord &a = times[i], &b = back[i];
+    CHECK(std::tie(a.repetition, a.step, a.rank, a.work_ns, a.device_ns, a.path_ns, a.wait_ns,
+                   a.step_ns) == std::tie(b.repetition, b.step, b.rank, b.work_ns, b.device_ns,
+                                          b.path_ns, b.wait_ns, b.step_ns));
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* count = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM rank_times WHERE device_ns IS NULL", -1,
+                             &count, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(count) == SQLITE_ROW);
+  CHECK(sqlite3_column_int64(count, 0) == 150);
+  sqlite3_finalize(count);
+  sqlite3_close(db);
 }
 
 TEST_CASE("a version-1 database is migrated forward with its rows", "[harness]") {
