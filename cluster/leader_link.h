@@ -1,0 +1,65 @@
+// The control plane between node leaders (README, "Next", step 2): the launcher processes, one
+// per node, talking through Open MPI after each has forked its node's ranks. MPI is initialised
+// after the fork, and never in a forked rank (Open MPI's advice on fork).
+//
+// Every wait has a deadline. MPI's blocking collectives are its fast ones (its non-blocking
+// all-reduce ran at half MPI_Allreduce's rate here), and they cannot time out, so the link runs
+// them on a thread of its own — the one that initialised MPI, and the only one that calls it
+// (MPI_THREAD_FUNNELED) — and the caller waits for each with a deadline. MPI cannot say which
+// node is late: a Timeout names the operation and this node. After one the MPI thread may be
+// stuck inside MPI for good, so the link is unusable and the job must end, as a session ends
+// after a PeerFailure on one machine (the destructor then leaves the thread to the process's end).
+//
+// Built where MPI is found (target synk_cluster_mpi); without MPI nothing here exists and one
+// machine works as before.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "synk/cluster/launch_env.h"
+
+namespace synk::cluster {
+
+class LeaderLink {
+ public:
+  // Starts the MPI thread, initialises MPI there and checks the launch against `layout`: MPI's
+  // world must hold layout.nodes processes and this one must be node layout.node, else
+  // InvalidArgument naming both and what to change; an MPI library without MPI_THREAD_FUNNELED
+  // is refused naming what it gives. `timeout` bounds every operation, this one included.
+  LeaderLink(const NodeLayout& layout, std::chrono::milliseconds timeout);
+  ~LeaderLink();  // MPI_Finalize on the MPI thread, which then ends (not after a timeout)
+  LeaderLink(const LeaderLink&) = delete;
+  LeaderLink& operator=(const LeaderLink&) = delete;
+
+  int node() const { return layout_.node; }
+  int nodes() const { return layout_.nodes; }
+
+  // Every leader has arrived.
+  void barrier(const std::string& what);
+  // `bytes` of node `root`'s leader on every leader (its size travels first: the others' are
+  // resized to it), e.g. NCCL's unique id from node 0.
+  void broadcast(std::vector<std::byte>& bytes, int root, const std::string& what);
+  // data = the sum over the nodes' `data`, combined in node order as one machine's shared-memory
+  // reduction combines its ranks, the same bits on every leader (two nodes: MPI_SUM, whose one
+  // addition per element is order-free; more: each node sums one slice in node order between an
+  // all-to-all and an all-gather, which MPI's own all-reduce would group its own way).
+  void allReduceSum(float* data, size_t count, const std::string& what);
+
+  // Runs `work`, which may call MPI, on the MPI thread and waits for it until the deadline
+  // (Timeout naming `what`); an exception `work` throws is rethrown here. Every other method
+  // goes through it; no other thread may call MPI.
+  void onMpiThread(const std::string& what, std::function<void()> work);
+
+ private:
+  struct Thread;
+  NodeLayout layout_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Thread> thread_;
+  bool timed_out_ = false;
+};
+
+}  // namespace synk::cluster
