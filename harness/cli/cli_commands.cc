@@ -9,8 +9,8 @@
 #include "synk/harness/base/errors.h"
 #include "synk/harness/plan/context.h"
 #include "synk/harness/plan/plan.h"
-#include "synk/harness/report/report_html.h"
-#include "synk/harness/report/report_text.h"
+#include "synk/harness/report/html/report_html.h"
+#include "synk/harness/report/text/report_text.h"
 #include "synk/harness/store/store.h"
 #include "synk/harness/sweep/sweep.h"
 

@@ -31,8 +31,8 @@
 
 #include "synk/harness/base/child.h"
 #include "synk/harness/config/config.h"
-#include "synk/harness/report/report_html.h"
-#include "synk/harness/report/site.h"
+#include "synk/harness/report/html/report_html.h"
+#include "synk/harness/report/publish/site.h"
 #include "synk/harness/run/gpu_telemetry.h"
 #include "synk/harness/run/inputs.h"
 #include "synk/harness/run/runner.h"

@@ -8,7 +8,7 @@
 #include "synk/harness/analysis/compare.h"
 #include "synk/harness/base/errors.h"
 #include "synk/harness/cli/cli.h"
-#include "synk/harness/report/compare_report.h"
+#include "synk/harness/report/compare/compare_report.h"
 #include "tests/harness/noise.h"
 #include "tests/harness/synthetic_store.h"
 #include "tests/harness/temp_dir.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "synk/harness/report/export.h"
+#include "synk/harness/report/publish/export.h"
 #include "tests/harness/synthetic_store.h"
 #include "tests/harness/temp_dir.h"
 

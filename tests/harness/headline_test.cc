@@ -1,7 +1,7 @@
 // The sentence a report leads with (harness/headline.h), on stored runs with known values.
 #include <catch2/catch.hpp>
 
-#include "synk/harness/report/headline.h"
+#include "synk/harness/report/text/headline.h"
 #include "tests/harness/synthetic_store.h"
 #include "tests/harness/temp_dir.h"
 

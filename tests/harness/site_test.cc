@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "synk/harness/report/site.h"
+#include "synk/harness/report/publish/site.h"
 #include "tests/harness/synthetic_store.h"
 #include "tests/harness/temp_dir.h"
 

@@ -1,11 +1,11 @@
-// The SVG plots' marks (harness/report/svg_plot.h): every part a bar chart declares is drawn with
-// a height the browser shows — the HTML test counts drawn marks against the declared count.
+// The SVG plots' marks (harness/report/html/svg_plot.h): every part a bar chart declares is drawn
+// with a height the browser shows — the HTML test counts drawn marks against the declared count.
 #include <catch2/catch.hpp>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include "synk/harness/report/svg_plot.h"
+#include "synk/harness/report/html/svg_plot.h"
 
 using namespace synk::harness;
 

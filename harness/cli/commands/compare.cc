@@ -10,8 +10,8 @@
 #include "synk/harness/cli/ab_loop.h"
 #include "synk/harness/cli/cli.h"
 #include "synk/harness/cli/cli_commands.h"
-#include "synk/harness/report/compare_report.h"
-#include "synk/harness/report/report_text.h"
+#include "synk/harness/report/compare/compare_report.h"
+#include "synk/harness/report/text/report_text.h"
 
 namespace synk::harness {
 namespace {

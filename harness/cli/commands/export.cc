@@ -1,7 +1,7 @@
 // synk-bench export: every point and sample of a run as JSON or CSV.
 // Registered by its line in cli/CMakeLists.txt (SYNK_BENCH_COMMANDS), which puts kExportCommand
 // into the command table.
-#include "synk/harness/report/export.h"
+#include "synk/harness/report/publish/export.h"
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>

@@ -8,7 +8,7 @@
 #include "synk/harness/base/errors.h"
 #include "synk/harness/cli/cli.h"
 #include "synk/harness/cli/cli_commands.h"
-#include "synk/harness/report/history_report.h"
+#include "synk/harness/report/compare/history_report.h"
 
 namespace synk::harness {
 namespace {

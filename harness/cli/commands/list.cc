@@ -7,7 +7,7 @@
 #include "synk/harness/base/errors.h"
 #include "synk/harness/cli/cli.h"
 #include "synk/harness/cli/cli_commands.h"
-#include "synk/harness/report/report_text.h"
+#include "synk/harness/report/text/report_text.h"
 
 namespace synk::harness {
 namespace {

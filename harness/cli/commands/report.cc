@@ -8,9 +8,9 @@
 #include "synk/harness/base/errors.h"
 #include "synk/harness/cli/cli.h"
 #include "synk/harness/cli/cli_commands.h"
-#include "synk/harness/report/compare_report.h"
-#include "synk/harness/report/history_report.h"
-#include "synk/harness/report/report_html.h"
+#include "synk/harness/report/compare/compare_report.h"
+#include "synk/harness/report/compare/history_report.h"
+#include "synk/harness/report/html/report_html.h"
 
 namespace synk::harness {
 namespace {

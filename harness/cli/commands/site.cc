@@ -1,7 +1,7 @@
 // synk-bench site: a static site over the whole database.
 // Registered by its line in cli/CMakeLists.txt (SYNK_BENCH_COMMANDS), which puts kSiteCommand
 // into the command table.
-#include "synk/harness/report/site.h"
+#include "synk/harness/report/publish/site.h"
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>

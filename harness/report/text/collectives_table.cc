@@ -1,4 +1,4 @@
-#include "synk/harness/report/collectives_table.h"
+#include "synk/harness/report/text/collectives_table.h"
 
 #include <algorithm>
 #include <set>

@@ -1,9 +1,9 @@
-#include "synk/harness/report/history_report.h"
+#include "synk/harness/report/compare/history_report.h"
 
 #include <algorithm>
 
 #include "synk/harness/base/text_table.h"
-#include "synk/harness/report/svg_plot.h"
+#include "synk/harness/report/html/svg_plot.h"
 #include "synk/harness/stats/stats.h"
 
 namespace synk::harness {

@@ -1,11 +1,11 @@
-#include "synk/harness/report/headline.h"
+#include "synk/harness/report/text/headline.h"
 
 #include <algorithm>
 #include <map>
 
 #include "synk/harness/base/text_table.h"
-#include "synk/harness/report/collectives_table.h"
-#include "synk/harness/report/report_text.h"
+#include "synk/harness/report/text/collectives_table.h"
+#include "synk/harness/report/text/report_text.h"
 
 namespace synk::harness {
 namespace {

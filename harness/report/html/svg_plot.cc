@@ -1,4 +1,4 @@
-#include "synk/harness/report/svg_plot.h"
+#include "synk/harness/report/html/svg_plot.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "synk/harness/report/compare_report.h"
+#include "synk/harness/report/compare/compare_report.h"
 
 #include <cmath>
 
 #include "synk/harness/base/errors.h"
 #include "synk/harness/base/json.h"
 #include "synk/harness/base/text_table.h"
-#include "synk/harness/report/svg_plot.h"
+#include "synk/harness/report/html/svg_plot.h"
 
 namespace synk::harness {
 namespace {

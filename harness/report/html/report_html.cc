@@ -1,4 +1,4 @@
-#include "synk/harness/report/report_html.h"
+#include "synk/harness/report/html/report_html.h"
 
 #include <algorithm>
 #include <fstream>
@@ -6,10 +6,10 @@
 
 #include "synk/harness/base/errors.h"
 #include "synk/harness/base/text_table.h"
-#include "synk/harness/report/collectives_table.h"
-#include "synk/harness/report/headline.h"
-#include "synk/harness/report/report_text.h"
-#include "synk/harness/report/svg_plot.h"
+#include "synk/harness/report/html/svg_plot.h"
+#include "synk/harness/report/text/collectives_table.h"
+#include "synk/harness/report/text/headline.h"
+#include "synk/harness/report/text/report_text.h"
 
 namespace synk::harness {
 namespace {

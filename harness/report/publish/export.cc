@@ -1,4 +1,4 @@
-#include "synk/harness/report/export.h"
+#include "synk/harness/report/publish/export.h"
 
 #include <set>
 
@@ -6,7 +6,7 @@
 #include "synk/harness/base/errors.h"
 #include "synk/harness/base/json.h"
 #include "synk/harness/plan/context.h"
-#include "synk/harness/report/summary_json.h"
+#include "synk/harness/report/publish/summary_json.h"
 
 namespace synk::harness {
 namespace {

@@ -1,6 +1,6 @@
-#include "synk/harness/report/summary_json.h"
+#include "synk/harness/report/publish/summary_json.h"
 
-#include "synk/harness/report/collectives_table.h"
+#include "synk/harness/report/text/collectives_table.h"
 #include "synk/harness/stats/measure.h"
 
 namespace synk::harness {

@@ -1,10 +1,10 @@
-#include "synk/harness/report/report_text.h"
+#include "synk/harness/report/text/report_text.h"
 
 #include <algorithm>
 #include <set>
 
 #include "synk/harness/base/text_table.h"
-#include "synk/harness/report/collectives_table.h"
+#include "synk/harness/report/text/collectives_table.h"
 
 namespace synk::harness {
 namespace {

@@ -1,4 +1,4 @@
-#include "synk/harness/report/site.h"
+#include "synk/harness/report/publish/site.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,11 +8,11 @@
 #include "synk/harness/analysis/history.h"
 #include "synk/harness/analysis/report_data.h"
 #include "synk/harness/base/errors.h"
-#include "synk/harness/report/compare_report.h"
-#include "synk/harness/report/headline.h"
-#include "synk/harness/report/history_report.h"
-#include "synk/harness/report/report_html.h"
-#include "synk/harness/report/svg_plot.h"
+#include "synk/harness/report/compare/compare_report.h"
+#include "synk/harness/report/compare/history_report.h"
+#include "synk/harness/report/html/report_html.h"
+#include "synk/harness/report/html/svg_plot.h"
+#include "synk/harness/report/text/headline.h"
 
 namespace synk::harness {
 namespace {
