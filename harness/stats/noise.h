@@ -1,7 +1,7 @@
 #pragma once
 // What a median hides, as pure functions over one point's values (its repetitions, or a
 // collectives point's iterations), so that a report can say it instead of printing one number
-// (tests/harness/noise_test.cc checks them on known cases):
+// (tests/harness/stats/noise_test.cc checks them on known cases):
 //   * two groups: the values split into a fast and a slow group, each tight, with a gap wider
 //     than either group's own spread (0.8, 0.8, 0.8, 2.6, 2.6 ms: one median of 0.8 ms says
 //     nothing of the slow sessions);

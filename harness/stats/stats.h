@@ -1,7 +1,7 @@
 #pragma once
-// The statistics synk-bench reports, as pure functions (tests/harness/stats_test.cc checks them
-// against hand-computed cases). The regression tests (Mann-Whitney, multiplicity control, change
-// points) live beside them in significance.* and change_points.*.
+// The statistics synk-bench reports, as pure functions (tests/harness/stats/stats_test.cc checks
+// them against hand-computed cases). The regression tests (Mann-Whitney, multiplicity control,
+// change points) live beside them in significance.* and change_points.*.
 //
 // The unit of independence is the repetition (a fresh session): steps inside one session are
 // correlated, so intervals resample repetitions, each summarised by its median step time.

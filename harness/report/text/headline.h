@@ -1,6 +1,6 @@
 #pragma once
 // The answer a report leads with, in one or two sentences per experiment, from the same numbers
-// as its tables (pure: tests/harness/headline_test.cc):
+// as its tables (pure: tests/harness/report/headline_test.cc):
 //   train:       per backend (and collectives path), the most ranks measured: "2 GPUs (cuda,
 //                nccl): 96 % efficiency, 1.93x at batch 64 per rank"; where both collectives
 //                paths ran, "NCCL 3.1x faster than host staging at 8 GPUs, batch 64"; and the

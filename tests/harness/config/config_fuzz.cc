@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tests/harness/config_fuzz_target.h"
+#include "tests/harness/config/config_fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   synk::harness::test::parseFuzzInput(std::string(reinterpret_cast<const char*>(data), size));

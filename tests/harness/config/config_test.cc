@@ -7,7 +7,7 @@
 #include "synk/harness/config/axis.h"
 #include "synk/harness/config/config.h"
 #include "synk/harness/stats/stats.h"
-#include "tests/harness/config_fuzz_target.h"
+#include "tests/harness/config/config_fuzz_target.h"
 
 using namespace synk::harness;
 
@@ -126,8 +126,8 @@ TEST_CASE("overrides: --set wins, and a step replaces a function", "[harness]") 
   CHECK(e.step_times);
   CHECK_FALSE(e.inputs[0].resident);
   CHECK_THAT(e.canonical(), !Catch::Contains("step_times") && !Catch::Contains("resident"));
-  const Experiment r = parseExperiment(
-      kTrain, "toy.ini", {"experiment.step_times=false", "input.x.resident=true"});
+  const Experiment r =
+      parseExperiment(kTrain, "toy.ini", {"experiment.step_times=false", "input.x.resident=true"});
   CHECK_FALSE(r.step_times);
   CHECK(r.inputs[0].resident);
   CHECK_THAT(r.canonical(), Catch::Contains("experiment.step_times = false\n") &&

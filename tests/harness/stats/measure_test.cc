@@ -1,6 +1,6 @@
 // harness/measure.h against cases computed by hand: nccl-tests' bus-bandwidth factors, algbw and
 // busbw in GB/s, and byte counts as the tables print them. (The statistics, medians, percentiles
-// and bootstrap intervals, are stats.h's: tests/harness/stats_test.cc.)
+// and bootstrap intervals, are stats.h's: tests/harness/stats/stats_test.cc.)
 #include <catch2/catch.hpp>
 
 #include "synk/harness/stats/measure.h"
