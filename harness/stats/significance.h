@@ -1,8 +1,8 @@
 #pragma once
 // Did a candidate get worse than a baseline? The statistics behind `synk-bench compare`, as pure
 // functions over one value per repetition (a repetition is a fresh session, the independent unit;
-// steps inside one are autocorrelated). See harness/README.md, "Regressions", for the rule and
-// why each part of it is there.
+// steps inside one are autocorrelated). See harness/stats/README.md, "Regressions", for the rule
+// and why each part of it is there.
 #include <optional>
 #include <span>
 #include <string>
