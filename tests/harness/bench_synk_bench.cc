@@ -212,7 +212,11 @@ void reportMillion(const Args& a) {
           std::vector<RepetitionRecord> reps;
           std::vector<SampleRecord> samples;
           for (int rep = 0; rep < kReps; ++rep) {
-            reps.push_back({rep, 5'000'000, kSteps, PointStatus::ok, ""});
+            RepetitionRecord r;
+            r.repetition = rep;
+            r.startup_ns = 5'000'000;
+            r.steps = kSteps;
+            reps.push_back(r);
             for (int step = 0; step < kSteps; ++step)
               samples.push_back(
                   {rep, 0, step, 100'000 + batch * 10 + (step * 7919) % 977, kNoValue, kNoValue});
@@ -287,8 +291,9 @@ void telemetryCost() {
   }
   std::printf(
       "GPU telemetry (%s, %zu GPU(s)): the two reads of a repetition take median %.1f us "
-      "(max %.1f) on their own thread, during the warm-up and the check; a 100 us step with "
-      "reads going on beside it: %+.3f %% (median of 15 rounds of 200 steps)\n",
+      "(max %.1f), taken at the timed phase's edges, outside every step; a 100 us step with "
+      "reads going on beside it on another thread: %+.3f %% (median of 15 rounds of 200 "
+      "steps)\n",
       telemetry.status().c_str(), gpus, median(pairs) * 1e6, summarize(pairs).max * 1e6,
       median(ratios) * 100);
   std::fflush(stdout);

@@ -65,7 +65,8 @@ TEST_CASE("a warm-up before fit leaves the parameters fit gives without it", "[t
   const Dataset test = syntheticClassification(32, 12, 4, 2);
   Data x = session.data(train.x), y = session.data(train.y);
   Data tx = session.data(test.x), ty = session.data(test.y);
-  FitOptions fit_options{.max_epochs = 2};
+  FitOptions fit_options;
+  fit_options.max_epochs = 2;
   fit_options.epoch.batch = 16;
   Model plain = session.load(pluginPath("synk_mlp"), options);
   Model warmed = session.load(pluginPath("synk_mlp"), options);
