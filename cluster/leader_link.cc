@@ -118,6 +118,18 @@ struct LeaderLink::Thread {
   }
 };
 
+void LeaderLink::endThread() {
+  if (!timed_out_) {
+    thread_->stop();
+    thread_->thread.join();
+    return;
+  }
+  // The MPI thread may wait inside MPI for a node that never comes: it cannot be joined, and its
+  // state must outlive it.
+  thread_->thread.detach();
+  (void)thread_.release();
+}
+
 void LeaderLink::onMpiThread(const std::string& what, std::function<void()> work) {
   if (timed_out_) throw UsageError(what + ": the node leaders' link timed out before");
   std::future<void> done = thread_->post(std::move(work));
@@ -157,34 +169,19 @@ LeaderLink::LeaderLink(const NodeLayout& layout, std::chrono::milliseconds timeo
       }
     });
   } catch (...) {
-    if (!timed_out_) {
-      thread_->stop();
-      thread_->thread.join();
-    } else {
-      thread_->thread.detach();
-    }
+    endThread();
     throw;
   }
 }
 
 LeaderLink::~LeaderLink() {
-  if (timed_out_) {
-    // The MPI thread may wait inside MPI for a node that never comes: it cannot be joined.
-    thread_->thread.detach();
-    (void)thread_.release();  // its state must outlive the detached thread
-    return;
+  if (!timed_out_) {
+    try {
+      onMpiThread("finishing MPI", [] { MPI_Finalize(); });
+    } catch (...) {  // a destructor does not throw: a late node only leaves MPI unfinished
+    }
   }
-  try {
-    onMpiThread("finishing MPI", [] { MPI_Finalize(); });
-  } catch (...) {  // a destructor does not throw: a late node only leaves MPI unfinished
-  }
-  if (timed_out_) {
-    thread_->thread.detach();
-    (void)thread_.release();
-    return;
-  }
-  thread_->stop();
-  thread_->thread.join();
+  endThread();
 }
 
 void LeaderLink::barrier(const std::string& what) {

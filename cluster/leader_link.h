@@ -55,6 +55,9 @@ class LeaderLink {
   void onMpiThread(const std::string& what, std::function<void()> work);
 
  private:
+  // Joins the MPI thread, or after a timeout leaves it (and its state) to the process's end.
+  void endThread();
+
   struct Thread;
   NodeLayout layout_;
   std::chrono::milliseconds timeout_;
