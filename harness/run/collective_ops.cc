@@ -324,6 +324,12 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
   GpuTelemetry::Mark mark;
   if (side.telemetry) mark = side.telemetry->mark();  // the others wait at the barrier
   barrier.arrive(waiter, BarrierSite::CommandStart);
+  // While the master read the telemetry the others slept on the barrier's futex, and a woken
+  // rank starts tens of microseconds after the master: a rank's clock would then include its
+  // peer's wake-up, up to several microseconds an iteration over nccl-tests' 20 back-to-back
+  // calls. Every rank now spins, so a second arrival releases them together, as nccl-tests'
+  // barrier before its timer does.
+  barrier.arrive(waiter, BarrierSite::CommandStart);
   if (p.back_to_back) {
     // nccl-tests' BenchTime: the calls are issued back to back (a cuda rank enqueues them on its
     // stream; a cpu op is complete when it returns) and the device is synchronised once.
