@@ -163,9 +163,11 @@ std::vector<Array> CallMaster::callFunction(uint32_t id, const std::vector<Data>
                             var.name, "' (bind it with an update op)"));
     }
   }
-  std::vector<const DataImpl*> data;
-  CallRequest request;
+  std::vector<const DataImpl*>& data = data_;
+  data.clear();
+  CallRequest& request = request_;  // every field is set below
   request.function = id;
+  request.inputs.resize(inputs.size());  // each input's shape keeps its capacity
   // The checks of resolve(Data), inline: resolve() takes its message prefix ready-made, and
   // formatting one per input on every call is what this path must not do.
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -185,9 +187,15 @@ std::vector<Array> CallMaster::callFunction(uint32_t id, const std::vector<Data>
       throw InvalidArgument(str(inputLabel(spec, i), ": ", d.label(), " was freed"));
     }
     data.push_back(&d);
-    request.inputs.push_back(
-        {d.ref(), d.dtype(), d.shape(), d.minibatch(), d.deviceResident(), d.version()});
+    CallInput& in = request.inputs[i];
+    in.blob = d.ref();
+    in.dtype = d.dtype();
+    in.shape = d.shape();
+    in.minibatch = d.minibatch();
+    in.device_resident = d.deviceResident();
+    in.version = d.version();
   }
+  request.batch_rows = -1;
   if (b.hasScatteredInputs()) {
     // Zero rows is a valid call: every rank runs the function on zero rows, as asLocal would.
     request.batch_rows = checkBatch(spec, b, data, options.batch);
@@ -200,7 +208,8 @@ std::vector<Array> CallMaster::callFunction(uint32_t id, const std::vector<Data>
   request.batch_s = options.batch_s;
   request.num_slices = options.num_slices;
   request.wanted = wantedOutputs(spec, options.output_subset);
-  ByteWriter payload;
+  ByteWriter& payload = payload_;
+  payload.clear();
   payload.write(request);
   std::vector<Array> outputs = core_.lifecycle().runStep(Opcode::Call, payload, b.what).arrays;
   if (options.output_subset.empty()) return outputs;

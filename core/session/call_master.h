@@ -5,12 +5,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "synk/core/byte_io.h"
 #include "synk/core/session.h"
+#include "synk/core/step/call_request.h"
 
 namespace synk::detail {
 
 class SessionCore;
 class ModelTable;
+class DataImpl;
 
 class CallMaster {
  public:
@@ -22,6 +25,11 @@ class CallMaster {
  private:
   SessionCore& core_;
   ModelTable& table_;
+  // Refilled by every call (the master issues one at a time): a call's path allocates nothing
+  // for them once they have grown.
+  CallRequest request_;
+  ByteWriter payload_;
+  std::vector<const DataImpl*> data_;
 };
 
 }  // namespace synk::detail

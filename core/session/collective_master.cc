@@ -56,11 +56,21 @@ void checkRank(int size, int rank, const char* what) {
 
 }  // namespace
 
-CollectiveRequest CollectiveMaster::requestFor(CollectiveKind kind,
-                                               const std::vector<Variable>& vars) {
+CollectiveRequest& CollectiveMaster::requestFor(CollectiveKind kind,
+                                                const std::vector<Variable>& vars) {
   if (vars.empty()) throw InvalidArgument(str(kindName(kind), ": no variables given"));
-  CollectiveRequest request;
+  // One request, emptied and refilled: its vectors keep their capacity from step to step.
+  CollectiveRequest& request = request_;
   request.kind = kind;
+  request.vars.clear();
+  request.op = ReduceOp::Sum;
+  request.in_place = 0;
+  request.nd_up = 1;
+  request.shapes_known = 0;
+  request.rank = 0;
+  request.values.clear();
+  request.batch = Selection();
+  request.shapes.clear();
   // The runtime's own collectives (get_value, rank-local reads, ...) and the user's unless they
   // asked: native where the session has it.
   request.native = resolveNative(std::nullopt);
@@ -96,14 +106,20 @@ void CollectiveMaster::useKnownShapes(CollectiveRequest& request) {
 
 StepResult CollectiveMaster::runCollective(const CollectiveRequest& request) {
   core_.models().distribute();  // collectives need the variables on every rank
-  ByteWriter payload;
+  // Both reused: a collective may be issued thousands of times a second.
+  ByteWriter& payload = payload_;
+  payload.clear();
   payload.write(request);
-  // Plain concatenation: a collective may be issued thousands of times a second.
-  std::string what = kindName(request.kind);
+  std::string& what = what_;
+  what = kindName(request.kind);
   what += " of '";
   what += core_.models().variableSpec(request.vars[0].model, request.vars[0].index).name;
   what += "'";
-  if (request.vars.size() > 1) what += " and " + std::to_string(request.vars.size() - 1) + " more";
+  if (request.vars.size() > 1) {
+    what += " and ";
+    what += std::to_string(request.vars.size() - 1);
+    what += " more";
+  }
   // An all_reduce on shapes the master knew can fail only fatally on a rank (its checks pass by
   // construction, its work is queued on the device): posted, so the master returns once its own
   // share is issued and the ranks meet again at the next step (core/step/step_runner.h).
@@ -113,7 +129,7 @@ StepResult CollectiveMaster::runCollective(const CollectiveRequest& request) {
 
 void CollectiveMaster::broadcast(const std::vector<Variable>& vars,
                                  const std::vector<ArrayView>& values, bool native) {
-  CollectiveRequest request = requestFor(CollectiveKind::Broadcast, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::Broadcast, vars);
   if (!values.empty() && values.size() != vars.size()) {
     throw InvalidArgument(
         str("broadcast: ", values.size(), " value(s) for ", vars.size(), " variable(s)"));
@@ -129,7 +145,7 @@ void CollectiveMaster::broadcast(const std::vector<Variable>& vars,
 
 void CollectiveMaster::scatter(const std::vector<Variable>& vars, const std::vector<Data>& values,
                                const Selection& batch) {
-  CollectiveRequest request = requestFor(CollectiveKind::Scatter, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::Scatter, vars);
   checkNotMirrored(core_.models(), request, "scattering gives each rank different rows");
   addSources(core_, request, values, batch);
   for (size_t k = 0; k < request.values.size(); ++k) {
@@ -148,7 +164,7 @@ std::vector<Array> CollectiveMaster::gather(const std::vector<Variable>& vars, i
   if (nd_up != 0 && nd_up != 1) {
     throw InvalidArgument(str("gather: nd_up must be 0 (concatenate) or 1 (stack), got ", nd_up));
   }
-  CollectiveRequest request = requestFor(CollectiveKind::Gather, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::Gather, vars);
   request.nd_up = nd_up;
   request.native = native;
   useKnownShapes(request);
@@ -156,14 +172,14 @@ std::vector<Array> CollectiveMaster::gather(const std::vector<Variable>& vars, i
 }
 
 void CollectiveMaster::allGather(const std::vector<Variable>& vars, bool native) {
-  CollectiveRequest request = requestFor(CollectiveKind::AllGather, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::AllGather, vars);
   request.native = native;
   runCollective(request);
 }
 
 std::vector<Array> CollectiveMaster::reduce(const std::vector<Variable>& vars, ReduceOp op,
                                             bool in_place, bool native) {
-  CollectiveRequest request = requestFor(CollectiveKind::Reduce, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::Reduce, vars);
   for (const VarRef& ref : request.vars) {
     const VariableSpec& spec = core_.models().variableSpec(ref.model, ref.index);
     if (!isCollectiveOp(op, spec.dtype)) {
@@ -180,7 +196,7 @@ std::vector<Array> CollectiveMaster::reduce(const std::vector<Variable>& vars, R
 }
 
 void CollectiveMaster::allReduce(const std::vector<Variable>& vars, ReduceOp op, bool native) {
-  CollectiveRequest request = requestFor(CollectiveKind::AllReduce, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::AllReduce, vars);
   for (const VarRef& ref : request.vars) {
     const VariableSpec& spec = core_.models().variableSpec(ref.model, ref.index);
     if (!isCollectiveOp(op, spec.dtype)) {
@@ -196,7 +212,7 @@ void CollectiveMaster::allReduce(const std::vector<Variable>& vars, ReduceOp op,
 void CollectiveMaster::setValue(int rank, const std::vector<Variable>& vars,
                                 const std::vector<Data>& values, const Selection& batch) {
   checkRank(core_.lifecycle().size(), rank, "set_value");
-  CollectiveRequest request = requestFor(CollectiveKind::SetValue, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::SetValue, vars);
   checkNotMirrored(core_.models(), request, "setting one rank's copy breaks the mirror");
   addSources(core_, request, values, batch);
   request.rank = rank;
@@ -205,7 +221,7 @@ void CollectiveMaster::setValue(int rank, const std::vector<Variable>& vars,
 
 std::vector<Array> CollectiveMaster::getValue(int rank, const std::vector<Variable>& vars) {
   checkRank(core_.lifecycle().size(), rank, "get_value");
-  CollectiveRequest request = requestFor(CollectiveKind::GetValue, vars);
+  CollectiveRequest& request = requestFor(CollectiveKind::GetValue, vars);
   request.rank = rank;
   return runCollective(request).arrays;
 }

@@ -6,16 +6,16 @@
 #include <optional>
 #include <vector>
 
+#include "synk/core/byte_io.h"
 #include "synk/core/session.h"
+#include "synk/core/step/collective_request.h"
 
 namespace synk::detail {
 
 class SessionCore;
 class ModelTable;
 class UniformShapes;
-struct CollectiveRequest;
 struct StepResult;
-enum class CollectiveKind : uint8_t;
 
 class CollectiveMaster {
  public:
@@ -41,8 +41,9 @@ class CollectiveMaster {
   std::vector<std::vector<Shape>> getShapes(const std::vector<Variable>& vars);
 
  private:
-  // A request of this kind for these variables, each checked to belong to the session.
-  CollectiveRequest requestFor(CollectiveKind kind, const std::vector<Variable>& vars);
+  // The request of this kind for these variables, each checked to belong to the session: the
+  // one member request, reset (valid until the next requestFor).
+  CollectiveRequest& requestFor(CollectiveKind kind, const std::vector<Variable>& vars);
   // The fast path's shapes for every variable of the request, if all are known.
   void useKnownShapes(CollectiveRequest& request);
   StepResult runCollective(const CollectiveRequest& request);
@@ -50,6 +51,10 @@ class CollectiveMaster {
   SessionCore& core_;
   const ModelTable& table_;
   UniformShapes& uniform_shapes_;
+  // Reused by every collective (the master issues one at a time).
+  CollectiveRequest request_;
+  ByteWriter payload_;
+  std::string what_;
 };
 
 }  // namespace synk::detail

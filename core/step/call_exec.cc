@@ -21,21 +21,36 @@
 namespace synk::detail {
 
 StepResult CallHandler::run(ByteReader& payload, Waiter& waiter) {
-  CallExecution call(rank_, table_, collectives_, payload.read<CallRequest>(), waiter);
+  payload.read(request_);
+  CallExecution call(rank_, table_, collectives_, request_, reuse_, waiter);
   return call.run();
 }
 
 CallExecution::CallExecution(const RankResources& rank, ModelTable& table,
-                             InCallCollectives& collectives, CallRequest request, Waiter& waiter)
+                             InCallCollectives& collectives, const CallRequest& request,
+                             CallReuse& reuse, Waiter& waiter)
     : rank_(rank),
       collectives_(collectives),
-      request_(std::move(request)),
+      request_(request),
+      offer_(reuse.offer),
       waiter_(waiter),
       binding_(table.binding(request_.function)),
       model_(table.model(binding_.model)),
       spec_(model_.spec().functions[binding_.index]),
       scratch_(table.scratch(request_.function)),
-      device_(*rank.device) {
+      device_(*rank.device),
+      rank_rows_(reuse.rank_rows),
+      broadcast_inputs_(reuse.broadcast_inputs),
+      resident_rows_(reuse.resident_rows),
+      slice_shapes_(reuse.slice_shapes),
+      acc_shapes_(reuse.acc_shapes),
+      gather_part_shapes_(reuse.gather_part_shapes),
+      all_rows_(reuse.all_rows),
+      contributes_(reuse.contributes),
+      all_shapes_(reuse.all_shapes),
+      agreed_shapes_(reuse.agreed_shapes),
+      inline_bytes_(reuse.inline_bytes),
+      inline_at_(reuse.inline_at) {
   const size_t n_in = spec_.inputs.size(), n_out = spec_.outputs.size();
   scratch_.inputs.resize(n_in);
   scratch_.staging.resize(n_in);
@@ -45,9 +60,16 @@ CallExecution::CallExecution(const RankResources& rank, ModelTable& table,
   scratch_.output_slice.resize(n_out);
   scratch_.output_acc.resize(n_out);
   scratch_.gather_parts.resize(n_out);
+  // The reused containers this call reads before it writes them start empty, as fresh ones.
   slice_shapes_.resize(n_out);
   acc_shapes_.resize(n_out);
   gather_part_shapes_.resize(n_out);
+  for (size_t o = 0; o < n_out; ++o) {
+    slice_shapes_[o].clear();
+    acc_shapes_[o].clear();
+    gather_part_shapes_[o].clear();
+  }
+  inline_bytes_.clear();
 }
 
 std::string CallExecution::where() const {
@@ -62,7 +84,8 @@ StepResult CallExecution::run() {
   } catch (const std::exception& e) {
     status = Status::fromException(e);
   }
-  ByteWriter mine;
+  ByteWriter& mine = offer_;
+  mine.clear();
   mine.put<int64_t>(rows_);
   for (const Shape& shape : acc_shapes_)
     mine.putVector(shape);

@@ -12,6 +12,25 @@
 
 namespace synk::detail {
 
+// A call's bookkeeping containers, owned by the handler and reused from call to call (a call's
+// path allocates nothing for them once they have grown). Each call clears or overwrites every
+// one before reading it: nothing carries over from the last call.
+struct CallReuse {
+  std::vector<int64_t> rank_rows;
+  std::vector<TensorRef> broadcast_inputs;
+  std::vector<int64_t> resident_rows;
+  std::vector<Shape> slice_shapes;
+  std::vector<Shape> acc_shapes;
+  std::vector<std::vector<Shape>> gather_part_shapes;
+  std::vector<int64_t> all_rows;
+  std::vector<bool> contributes;
+  std::vector<std::vector<Shape>> all_shapes;
+  std::vector<Shape> agreed_shapes;
+  std::vector<std::byte> inline_bytes;
+  std::vector<std::vector<size_t>> inline_at;
+  ByteWriter offer;  // this rank's part of the agreement exchange
+};
+
 // The call step's handler: one CallExecution per call.
 class CallHandler final : public StepHandler {
  public:
@@ -23,12 +42,14 @@ class CallHandler final : public StepHandler {
   const RankResources& rank_;
   ModelTable& table_;
   InCallCollectives& collectives_;
+  CallRequest request_;  // read into every step: its vectors keep their capacity
+  CallReuse reuse_;
 };
 
 class CallExecution {
  public:
   CallExecution(const RankResources& rank, ModelTable& table, InCallCollectives& collectives,
-                CallRequest request, Waiter& waiter);
+                const CallRequest& request, CallReuse& reuse, Waiter& waiter);
   // The status every rank agreed on, and on the master the outputs (declaration order).
   StepResult run();
 
@@ -82,7 +103,8 @@ class CallExecution {
 
   const RankResources& rank_;
   InCallCollectives& collectives_;
-  CallRequest request_;
+  const CallRequest& request_;
+  ByteWriter& offer_;
   Waiter& waiter_;
   const FunctionBinding& binding_;
   ModelState& model_;
@@ -99,7 +121,7 @@ class CallExecution {
   int slices_ = 1;
   // Every rank's rows (splitRows of the batch), for the model's row collectives; empty when the
   // call has no scattered inputs or is sliced (CallFrame::rank_rows).
-  std::vector<int64_t> rank_rows_;
+  std::vector<int64_t>& rank_rows_;
   Selection batch_s_;
   bool computed_ = false;
   bool staged_ = false;
@@ -107,27 +129,27 @@ class CallExecution {
   bool host_reads_pending_ = false;
   int slice_index_ = 0;
   size_t slice_count_ = 0;
-  std::vector<TensorRef> broadcast_inputs_;
-  std::vector<int64_t> resident_rows_;  // source rows of an index batch, for gatherRows
-  std::vector<Shape> slice_shapes_;
-  std::vector<Shape> acc_shapes_;
-  std::vector<std::vector<Shape>> gather_part_shapes_;
+  std::vector<TensorRef>& broadcast_inputs_;
+  std::vector<int64_t>& resident_rows_;  // source rows of an index batch, for gatherRows
+  std::vector<Shape>& slice_shapes_;
+  std::vector<Shape>& acc_shapes_;
+  std::vector<std::vector<Shape>>& gather_part_shapes_;
 
   // Agreed by every rank after the compute phase.
-  std::vector<int64_t> all_rows_;
+  std::vector<int64_t>& all_rows_;
   // Whether a rank's outputs take part in the reduction (it had rows, or nobody had any).
-  std::vector<bool> contributes_;
+  std::vector<bool>& contributes_;
   int contributing_ = 0;
-  std::vector<std::vector<Shape>> all_shapes_;
-  std::vector<Shape> agreed_shapes_;
+  std::vector<std::vector<Shape>>& all_shapes_;
+  std::vector<Shape>& agreed_shapes_;
   int64_t total_rows_ = 0;
   // Element-wise outputs this small (all of them, per rank) travel in the agreement exchange.
   static constexpr size_t kInlineOutputBytes = 4096;
   bool inline_ = false;
   // Every rank's inline outputs, copied out of the exchange area (a later barrier of this step
   // may reuse it): inline_at_[rank][output] is an offset into inline_bytes_.
-  std::vector<std::byte> inline_bytes_;
-  std::vector<std::vector<size_t>> inline_at_;
+  std::vector<std::byte>& inline_bytes_;
+  std::vector<std::vector<size_t>>& inline_at_;
 };
 
 }  // namespace synk::detail

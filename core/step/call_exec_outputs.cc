@@ -82,20 +82,25 @@ Array CallExecution::reduceInline(size_t o) {
 
 Status CallExecution::agree(ExchangeResult& all) {
   const int n = rank_.size;
+  const size_t n_out = spec_.outputs.size();
   all_rows_.assign(n, 0);
-  all_shapes_.assign(n, std::vector<Shape>(spec_.outputs.size()));
+  all_shapes_.resize(n);  // each shape read into the last call's storage
   for (int r = 0; r < n; ++r) {
     all_rows_[r] = all.from[r].get<int64_t>();
-    for (size_t o = 0; o < spec_.outputs.size(); ++o) {
-      all_shapes_[r][o] = all.from[r].getVector<int64_t>();
-    }
+    all_shapes_[r].resize(n_out);
+    for (size_t o = 0; o < n_out; ++o)
+      all.from[r].read(all_shapes_[r][o]);
   }
   // Each rank's inline outputs, if every rank could send them inline.
   inline_ = true;
   for (int r = 0; r < n; ++r)
     inline_ = all.from[r].get<uint8_t>() != 0 && inline_;
   // Only the master reduces them; the others have no use for a copy.
-  if (inline_ && rank_.isMaster()) inline_at_.assign(n, std::vector<size_t>(spec_.outputs.size()));
+  if (inline_ && rank_.isMaster()) {
+    inline_at_.resize(n);
+    for (std::vector<size_t>& at : inline_at_)
+      at.assign(n_out, 0);
+  }
   for (int r = 0; inline_ && rank_.isMaster() && r < n; ++r) {
     for (size_t o = 0; o < spec_.outputs.size(); ++o) {
       if (!inlineable(o)) continue;
@@ -118,7 +123,9 @@ Status CallExecution::agree(ExchangeResult& all) {
       contributes_[r] = all_rows_[r] > 0;
     contributing_ = static_cast<int>(std::count(contributes_.begin(), contributes_.end(), true));
   }
-  agreed_shapes_.assign(spec_.outputs.size(), Shape{});
+  agreed_shapes_.resize(n_out);
+  for (Shape& shape : agreed_shapes_)
+    shape.clear();
   const int reference = static_cast<int>(std::find(contributes_.begin(), contributes_.end(), true) -
                                          contributes_.begin());
   for (size_t o = 0; o < spec_.outputs.size(); ++o) {

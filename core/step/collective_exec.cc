@@ -23,8 +23,8 @@ const char* kindName(CollectiveKind kind) {
 }
 
 StepResult CollectiveHandler::run(ByteReader& payload, Waiter& waiter) {
-  CollectiveExecution execution(rank_, table_, shapes_, result_buffer_,
-                                payload.read<CollectiveRequest>(), waiter);
+  payload.read(request_);
+  CollectiveExecution execution(rank_, table_, shapes_, result_buffer_, request_, list_, waiter);
   return execution.run();
 }
 
@@ -89,6 +89,14 @@ void CollectiveExecution::takeRows() {
 // The collectives that need every rank's shapes first. Every shape is exchanged and checked
 // before any variable moves: a bad shape anywhere fails the whole call with nothing changed.
 void CollectiveExecution::shaped() {
+  // The fast path of the fast path: an all_reduce on shapes the master knew. Every rank holds
+  // the same shapes by construction, so there is nothing to compare across ranks; each only
+  // confirms its own (a posted all_reduce, thousands a second, builds no per-rank copies).
+  if (request_.shapes_known && request_.kind == CollectiveKind::AllReduce) {
+    checkOwnShapes();
+    allReduce();
+    return;
+  }
   std::vector<RankShapes> shapes;
   if (request_.shapes_known) {
     knownShapes(shapes);
@@ -131,17 +139,22 @@ bool CollectiveExecution::keepsShapes() const {
 
 // The fast path: the master knew every rank's shapes. A rank whose own shape disagrees means
 // the runtime's bookkeeping is wrong: fatal (the session aborts), never a silent mismatch.
-void CollectiveExecution::knownShapes(std::vector<RankShapes>& shapes) {
-  const auto n = static_cast<size_t>(rank_.size);
-  shapes.resize(request_.vars.size());
+void CollectiveExecution::checkOwnShapes() {
   for (size_t k = 0; k < request_.vars.size(); ++k) {
     if (var(k).shape != request_.shapes[k]) {
       throw InternalError(str("rank ", rank_.rank, ": variable '", varName(k), "' is ",
                               shapeString(var(k).shape), ", the master took it for ",
                               shapeString(request_.shapes[k])));
     }
-    shapes[k].assign(n, request_.shapes[k]);
   }
+}
+
+void CollectiveExecution::knownShapes(std::vector<RankShapes>& shapes) {
+  checkOwnShapes();
+  const auto n = static_cast<size_t>(rank_.size);
+  shapes.resize(request_.vars.size());
+  for (size_t k = 0; k < request_.vars.size(); ++k)
+    shapes[k].assign(n, request_.shapes[k]);
 }
 
 // shapes[k][r]: rank r's shape of variable k. Exchanged in rounds that fit the exchange area:

@@ -28,19 +28,25 @@ class CollectiveHandler final : public StepHandler {
   ModelTable& table_;
   UniformShapes& shapes_;
   DeviceBuffer result_buffer_;  // master: reduce and gather results, reused
+  // Read into and reused every step: a small collective's path allocates nothing once grown.
+  CollectiveRequest request_;
+  std::vector<AllReduceArgs> list_;
 };
 
 class CollectiveExecution {
  public:
+  // `list` is the handler's scratch for the all_reduce's arguments.
   CollectiveExecution(const RankResources& rank, ModelTable& table, UniformShapes& shapes,
-                      DeviceBuffer& result_buffer, CollectiveRequest request, Waiter& waiter)
+                      DeviceBuffer& result_buffer, const CollectiveRequest& request,
+                      std::vector<AllReduceArgs>& list, Waiter& waiter)
       : rank_(rank),
         table_(table),
         shapes_(shapes),
         result_buffer_(result_buffer),
-        request_(std::move(request)),
+        request_(request),
         waiter_(waiter),
-        device_(*rank.device) {}
+        device_(*rank.device),
+        list_(list) {}
 
   // The status every rank agreed on; on the master the values that go back to the caller.
   StepResult run();
@@ -61,6 +67,7 @@ class CollectiveExecution {
   void takeRows();
   void shaped();
   bool keepsShapes() const;
+  void checkOwnShapes();
   void knownShapes(std::vector<RankShapes>& shapes);
   Status exchangeShapes(std::vector<RankShapes>& shapes);
   Status checkShapes(size_t k, const RankShapes& shapes);
@@ -72,12 +79,12 @@ class CollectiveExecution {
   ModelTable& table_;
   UniformShapes& shapes_;
   DeviceBuffer& result_buffer_;
-  CollectiveRequest request_;
+  const CollectiveRequest& request_;
   Waiter& waiter_;
   Device& device_;
   StepResult result_;
   bool copied_to_host_ = false;
-  std::vector<AllReduceArgs> list_;
+  std::vector<AllReduceArgs>& list_;
 };
 
 }  // namespace synk::detail

@@ -44,7 +44,8 @@ void StepRunner::writeStatus(const Status& status) {
 
 bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post) {
   ControlBlock& cb = group_->control();
-  ByteWriter framed;
+  ByteWriter& framed = framed_;  // reused: no allocation on the step path once grown
+  framed.clear();
   framed.putVector(data_.pendingReleases());
   framed.append(payload.data(), payload.size());
   PayloadHeader header;

@@ -100,6 +100,7 @@ class StepRunner {
   uint64_t payload_blob_id_ = 0;
   uint64_t payload_blob_generation_ = 0;
   std::vector<std::byte> blob_copy_;  // a large payload, copied out of its blob
+  ByteWriter framed_;                 // master: the command being written, reused
   // Master: the last posted step, until a later step completes (every rank then started it, so
   // every rank had finished the posted one).
   std::string posted_;

@@ -177,11 +177,18 @@ void ByteReader::read(T& value) {
   if constexpr (HasFields<T>) {
     T::fields(*this, value);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    value = getString();
+    // Into the value's own storage: a request read again every step allocates nothing.
+    const auto n = get<uint64_t>();
+    checkCount(n, 1);
+    value.resize(n);
+    take(value.data(), n);
   } else if constexpr (byte_io_detail::IsVector<T>::value) {
     using Element = typename T::value_type;
     if constexpr (std::is_trivially_copyable_v<Element> && !HasFields<Element>) {
-      value = getVector<Element>();
+      const auto n = get<uint64_t>();
+      checkCount(n, sizeof(Element));
+      value.resize(n);
+      take(value.data(), n * sizeof(Element));
     } else {
       const auto n = get<uint64_t>();
       checkCount(n, 1);  // every element reads at least one byte

@@ -205,6 +205,26 @@ TEST_CASE("serialised structs: every field of fields() survives", "[core]") {
   }
 }
 
+// Steps read their requests into the last step's objects (no allocation once grown): a read
+// must replace what the value held, whatever its size and capacity before.
+TEST_CASE("byte I/O: reading into a used value replaces its contents", "[core]") {
+  ByteWriter out;
+  out(std::vector<int64_t>{7, 8}, std::string("ab"), std::vector<std::vector<int64_t>>{{1}, {}});
+  out(std::vector<int64_t>{1, 2, 3, 4, 5}, std::string("a longer string than SSO holds"));
+  ByteReader in(out.data(), out.size());
+  std::vector<int64_t> v{1, 2, 3, 4, 5, 6};
+  std::string s = "a string longer than the one that replaces it";
+  std::vector<std::vector<int64_t>> nested{{9, 9, 9}, {9}, {9, 9}};
+  in(v, s, nested);
+  CHECK(v == std::vector<int64_t>{7, 8});
+  CHECK(s == "ab");
+  CHECK(nested == std::vector<std::vector<int64_t>>{{1}, {}});
+  in(v, s);
+  CHECK(v == std::vector<int64_t>{1, 2, 3, 4, 5});
+  CHECK(s == "a longer string than SSO holds");
+  CHECK(in.remaining() == 0);
+}
+
 TEST_CASE("byte I/O refuses every truncation of a payload", "[core]") {
   const std::vector<std::byte> bytes = bytesOf(someCallRequest());
   for (size_t cut = 0; cut < bytes.size(); ++cut) {

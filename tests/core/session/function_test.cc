@@ -168,6 +168,36 @@ TEST_CASE("every output op reduces onto the master (rank 1)", "[core]") {
   checkOutputOps(1);
 }
 
+// A call's bookkeeping (shapes, row counts, inline outputs, the request itself) is reused from
+// call to call: calls of other functions, other row counts, an empty share and slices in between
+// must leave nothing behind that the next call reads.
+TEST_CASE("calls of other functions and sizes in turn: nothing carries over", "[core]") {
+  Kit kit(3);
+  Function f = kit.session.function(kit.model, "row_stats", test::rowStatsAllOps());
+  Function info = kit.session.function(
+      kit.model, "rank_info",
+      {.outputs = {{"rank", "none"}, {"max_rank", "max"}, {"min_rank", "min"}}});
+  auto checkRowStats = [&](int64_t rows, int slices) {
+    INFO(rows << " rows, " << slices << " slice(s)");
+    const Array x = table(rows);
+    const std::vector<Array> out = f({kit.session.data(x)}, {.num_slices = slices});
+    const std::vector<Array> local = f.asLocal({x});
+    for (int o : {1, 2, 3, 4})
+      CHECK(out[o].toVector<double>() == local[o].toVector<double>());
+    CHECK(out[5].shape() == Shape{rows, 2});
+    CHECK(out[5].toVector<double>() == selectRows(x, iota(0, rows)));
+    CHECK(out[7].toVector<int64_t>() == std::vector<int64_t>{rows});
+  };
+  checkRowStats(10, 1);
+  const std::vector<Array> ranks = info({});
+  CHECK(ranks[1].toVector<int64_t>() == std::vector<int64_t>{2});
+  CHECK(ranks[3].shape().empty());
+  checkRowStats(2, 1);  // rank 2's share is empty
+  checkRowStats(10, 2);
+  checkRowStats(7, 1);
+  CHECK(info({})[2].toVector<int64_t>() == std::vector<int64_t>{0});
+}
+
 TEST_CASE("outputs of a function without rows: every rank computes once", "[core]") {
   Kit kit(3);
   Function f = kit.session.function(
