@@ -1,3 +1,27 @@
+# _synk_clear_link_path(<root> <link>): makes <link>, a path below the include root <root>, free
+# for a new link without reaching through an old one. A build folder configured before a folder
+# was split into sub-folders may hold, on the way to <link>, a link to a whole source folder
+# (synk/collectives/cuda -> the sources): creating the new link through it would write into the
+# source tree (a folder link fails on the real folder there; a header's link replaces the header
+# with a link to itself). So a link among the folders above <link> is removed (the link only,
+# never what it points to), and so is a real folder at <link> itself (one that held per-file
+# links before the path became a folder link); file(CREATE_LINK) then replaces an old link.
+function(_synk_clear_link_path root link)
+  file(RELATIVE_PATH relative ${root} ${link})
+  string(REPLACE "/" ";" parts "${relative}")
+  list(POP_BACK parts)
+  set(path ${root})
+  foreach(part IN LISTS parts)
+    set(path ${path}/${part})
+    if(IS_SYMLINK ${path})
+      file(REMOVE ${path})
+    endif()
+  endforeach()
+  if(IS_DIRECTORY ${link} AND NOT IS_SYMLINK ${link})
+    file(REMOVE_RECURSE ${link})
+  endif()
+endfunction()
+
 # synk_target_headers(<target> <INTERFACE|PUBLIC|PRIVATE> <path>...)
 # Makes each <path> of the source tree (a folder such as core or plugins/sdk, or one header)
 # includable as "synk/<path>..." by <target> and, unless PRIVATE, by whatever links it, and by
@@ -19,6 +43,7 @@ function(synk_target_headers target scope)
     else()
       set(link ${root}/synk/${path})
     endif()
+    _synk_clear_link_path(${root} ${link})
     get_filename_component(parent ${link} DIRECTORY)
     file(MAKE_DIRECTORY ${parent})
     file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${path} ${link} SYMBOLIC)
@@ -51,6 +76,8 @@ function(synk_target_flat_headers target scope dest)
       message(FATAL_ERROR "synk_target_flat_headers(${target}): ${header} and ${dest}/${name} "
                           "would both be synk/${dest}/${name}")
     endif()
+    _synk_clear_link_path(${root} ${root}/synk/${dest}/${name})
+    file(MAKE_DIRECTORY ${root}/synk/${dest})
     file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${header} ${root}/synk/${dest}/${name} SYMBOLIC)
     list(APPEND folders ${folder})
   endforeach()

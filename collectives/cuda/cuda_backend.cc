@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/device/cuda_device.h"
 #include "synk/collectives/cuda/fork_guard.h"
 #include "synk/collectives/cuda/gpu_enumeration.h"
-#include "synk/collectives/cuda/host_staged_communicator.h"
-#include "synk/collectives/cuda/nccl_communicator.h"
+#include "synk/collectives/cuda/nccl/nccl_communicator.h"
+#include "synk/collectives/cuda/staging/host_staged_communicator.h"
 #include "synk/collectives/cuda_factory.h"
 #include "synk/core/error.h"
 #include "synk/core/process_group.h"

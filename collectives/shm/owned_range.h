@@ -1,6 +1,6 @@
 #pragma once
 // Which part of a reduction each rank does: the shared-memory collectives (shm_communicator.cc)
-// and the host-staged pipeline of the cuda backend (cuda/staged_pipeline.cc) split a buffer
+// and the host-staged pipeline of the cuda backend (cuda/staging/staged_pipeline.cc) split a buffer
 // alike.
 #include <algorithm>
 #include <cstddef>

@@ -2,7 +2,7 @@
 // What the CUDA side of a model owns beyond the host's handles: a cuBLAS handle on a stream of
 // its choice (with a workspace from the host allocator, so a captured graph never allocates),
 // streams and events to order work across them, and a cache of captured CUDA graphs. Built from
-// cuda_resources.cc with CUDA, cuda_unavailable.cc without (every constructor then throws
+// cuda/cuda_resources.cc with CUDA, cuda/cuda_unavailable.cc without (every constructor then throws
 // Unsupported). Create them in the model's constructor (after fork), never in describe.
 #include <cstdint>
 #include <functional>

@@ -13,8 +13,8 @@
 // heuristic #0 is kept). Heuristic #0 depends only on the problem, so untuned runs are
 // reproducible; tuned ones are within a process (the choice is cached), not always across runs.
 // An epilogue that no algorithm fuses falls back to a kernel after the GEMM (a fallback, counted).
-// Built from gemm_lt.cc with CUDA, cuda_unavailable.cc without (the constructor then throws
-// Unsupported). Create it in the model's constructor (after fork).
+// Built from cuda/gemm_lt.cc with CUDA, cuda/cuda_unavailable.cc without (the constructor then
+// throws Unsupported). Create it in the model's constructor (after fork).
 #include <cstdint>
 #include <memory>
 

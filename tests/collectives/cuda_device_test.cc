@@ -15,7 +15,7 @@
 #include <set>
 #include <vector>
 
-#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/device/cuda_device.h"
 #include "synk/collectives/cuda/fork_guard.h"
 #include "synk/collectives/cuda/gpu_enumeration.h"
 #include "synk/core/control_block.h"

@@ -15,7 +15,7 @@
 
 #include "synk/collectives/cuda/fork_guard.h"
 #include "synk/collectives/cuda/gpu_enumeration.h"
-#include "synk/collectives/cuda/nccl_types.h"
+#include "synk/collectives/cuda/nccl/nccl_types.h"
 #include "synk/collectives/cuda_factory.h"
 #include "synk/core/error.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "synk/collectives/cuda/nccl_communicator.h"
+#include "synk/collectives/cuda/nccl/nccl_communicator.h"
 #include "synk/core/error.h"
 #include "synk/core/host_kernels.h"
 #include "synk/core/shm_segment.h"

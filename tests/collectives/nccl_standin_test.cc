@@ -1,4 +1,4 @@
-// synk's NcclCommunicator (collectives/cuda/nccl_communicator.h) against the NCCL stand-in
+// synk's NcclCommunicator (collectives/cuda/nccl/nccl_communicator.h) against the NCCL stand-in
 // (tests/support/nccl_standin): the conformance suite on 1-4 forked ranks, the split that
 // returns ncclSuccess while its job still runs, finalize's ncclInProgress, and the teardown
 // barrier. No GPU: this is how CI catches a misuse of NCCL's non-blocking API.

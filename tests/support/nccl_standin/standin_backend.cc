@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "synk/collectives/cuda/nccl_communicator.h"
+#include "synk/collectives/cuda/nccl/nccl_communicator.h"
 #include "synk/core/error.h"
 #include "synk/core/process_group.h"
 #include "tests/support/nccl_standin/standin_comm.h"

@@ -1,7 +1,7 @@
 #pragma once
 // The "nccl-standin" backend: per rank a StandinDevice and the real NcclCommunicator
-// (collectives/cuda/nccl_communicator.h) driving the NCCL stand-in, so the conformance checks and
-// fault tests run synk's NCCL code path in CI, without a GPU. communicator(true) is the
+// (collectives/cuda/nccl/nccl_communicator.h) driving the NCCL stand-in, so the conformance checks
+// and fault tests run synk's NCCL code path in CI, without a GPU. communicator(true) is the
 // NcclCommunicator; there is no host-staged communicator.
 //
 // Before forking, the factory creates the stand-in's ledger (standin_faults.h) so that every rank

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/collectives/cuda/nccl/gpu_wait.h"
 #include "synk/core/error.h"
 #include "synk/core/host_kernels.h"
 #include "tests/support/nccl_standin/standin_faults.h"

@@ -3,19 +3,20 @@
 // one stream (standin_stream.h). Everything CudaDevice issues on its stream is queued here in the
 // same order, NCCL operations included, so the ordering contract of core/device.h holds and work
 // still runs after the call that issued it returned. synchronize() waits like CudaDevice's
-// (collectives/cuda/gpu_wait.h's pollUntil): it polls the stream and the attached communicators'
-// asynchronous errors and calls the Waiter between polls.
+// (collectives/cuda/nccl/gpu_wait.h's pollUntil): it polls the stream and the attached
+// communicators' asynchronous errors and calls the Waiter between polls.
 //
-// Host memory is staged as CudaDevice stages pageable memory (collectives/cuda/pinned_bounce.h):
-// a host-to-device copy takes the source when it is issued, a device-to-host copy lands in a
-// staging buffer that synchronize() delivers once the stream drained, and drops when the wait
-// failed. So the stream never writes host memory that an unwinding caller already freed.
+// Host memory is staged as CudaDevice stages pageable memory
+// (collectives/cuda/device/pinned_bounce.h): a host-to-device copy takes the source when it is
+// issued, a device-to-host copy lands in a staging buffer that synchronize() delivers once the
+// stream drained, and drops when the wait failed. So the stream never writes host memory that an
+// unwinding caller already freed.
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "synk/collectives/cuda/nccl_api.h"
-#include "synk/collectives/cuda/nccl_device.h"
+#include "synk/collectives/cuda/nccl/nccl_api.h"
+#include "synk/collectives/cuda/nccl/nccl_device.h"
 #include "synk/core/device.h"
 #include "tests/support/nccl_standin/standin_stream.h"
 

@@ -1,4 +1,4 @@
-#include "synk/collectives/cuda/nccl_communicator.h"
+#include "synk/collectives/cuda/nccl/nccl_communicator.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -9,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
-#include "synk/collectives/cuda/gpu_wait.h"
-#include "synk/collectives/cuda/nccl_types.h"
+#include "synk/collectives/cuda/nccl/gpu_wait.h"
+#include "synk/collectives/cuda/nccl/nccl_types.h"
 #include "synk/core/device.h"
 #include "synk/core/error.h"
 #include "synk/core/log.h"

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "synk/plugins/compute/cuda_blas_types.h"
-#include "synk/plugins/compute/cuda_check.h"
+#include "synk/plugins/compute/cuda/cuda_blas_types.h"
+#include "synk/plugins/compute/cuda/cuda_check.h"
 
 namespace synk::compute::cuda {
 namespace {

@@ -4,7 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "synk/plugins/compute/cuda_check.h"
+#include "synk/plugins/compute/cuda/cuda_check.h"
 
 namespace synk::compute::cuda {
 namespace {

@@ -26,9 +26,9 @@
 #include <memory>
 #include <string>
 
-#include "synk/collectives/cuda/nccl_device.h"
-#include "synk/collectives/cuda/pinned_bounce.h"
-#include "synk/collectives/cuda/pinned_pool.h"
+#include "synk/collectives/cuda/device/pinned_bounce.h"
+#include "synk/collectives/cuda/device/pinned_pool.h"
+#include "synk/collectives/cuda/nccl/nccl_device.h"
 #include "synk/core/device.h"
 
 namespace synk {

@@ -1,12 +1,12 @@
-#include "synk/collectives/cuda/staged_pipeline.h"
+#include "synk/collectives/cuda/staging/staged_pipeline.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "synk/collectives/cuda/cuda_check.h"
-#include "synk/collectives/cuda/cuda_device.h"
-#include "synk/collectives/cuda/device_kernels.h"
-#include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/collectives/cuda/device/cuda_check.h"
+#include "synk/collectives/cuda/device/cuda_device.h"
+#include "synk/collectives/cuda/device/device_kernels.h"
+#include "synk/collectives/cuda/nccl/gpu_wait.h"
 #include "synk/collectives/shm/owned_range.h"
 #include "synk/core/error.h"
 #include "synk/core/process_group.h"

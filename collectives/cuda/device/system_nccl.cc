@@ -1,7 +1,7 @@
 // The system's libnccl as an NcclApi table. Kept apart from nccl_api.cc: this file is the only
-// one that names NCCL's functions, and it lives in synk_cuda (which links libnccl), so that
+// one that names NCCL's functions, and it lives in synk_cuda_device (which links libnccl), so that
 // synk_nccl_communicator links without libnccl.
-#include "synk/collectives/cuda/nccl_api.h"
+#include "synk/collectives/cuda/nccl/nccl_api.h"
 
 namespace synk {
 

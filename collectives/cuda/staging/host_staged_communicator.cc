@@ -1,8 +1,8 @@
-#include "synk/collectives/cuda/host_staged_communicator.h"
+#include "synk/collectives/cuda/staging/host_staged_communicator.h"
 
 #include <algorithm>
 
-#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/device/cuda_device.h"
 #include "synk/core/error.h"
 #include "synk/core/process_group.h"
 #include "synk/core/shm_heap.h"

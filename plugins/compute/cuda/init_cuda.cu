@@ -1,7 +1,7 @@
 // CUDA initialisers (init.h): the host's arithmetic, element by element, on the GPU.
 #include <cuda_runtime.h>
 
-#include "synk/plugins/compute/cuda_launch.cuh"
+#include "synk/plugins/compute/cuda/cuda_launch.cuh"
 #include "synk/plugins/compute/init.h"
 #include "synk/plugins/compute/init_hash.h"
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "synk/plugins/compute/cuda_check.h"
+#include "synk/plugins/compute/cuda/cuda_check.h"
 
 namespace synk::compute::cuda {
 

@@ -40,8 +40,8 @@
 #include <chrono>
 #include <vector>
 
-#include "synk/collectives/cuda/nccl_api.h"
-#include "synk/collectives/cuda/nccl_device.h"
+#include "synk/collectives/cuda/nccl/nccl_api.h"
+#include "synk/collectives/cuda/nccl/nccl_device.h"
 #include "synk/core/communicator.h"
 #include "synk/core/device_buffer.h"
 

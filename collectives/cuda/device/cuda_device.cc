@@ -1,10 +1,10 @@
-#include "synk/collectives/cuda/cuda_device.h"
+#include "synk/collectives/cuda/device/cuda_device.h"
 
 #include <cstdlib>
 
-#include "synk/collectives/cuda/cuda_check.h"
-#include "synk/collectives/cuda/device_kernels.h"
-#include "synk/collectives/cuda/gpu_wait.h"
+#include "synk/collectives/cuda/device/cuda_check.h"
+#include "synk/collectives/cuda/device/device_kernels.h"
+#include "synk/collectives/cuda/nccl/gpu_wait.h"
 #include "synk/core/error.h"
 #include "synk/core/log.h"
 #include "synk/core/phase_clock.h"

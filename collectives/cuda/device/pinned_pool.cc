@@ -1,10 +1,10 @@
-#include "synk/collectives/cuda/pinned_pool.h"
+#include "synk/collectives/cuda/device/pinned_pool.h"
 
 #include <cuda_runtime_api.h>
 
 #include <bit>
 
-#include "synk/collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/device/cuda_check.h"
 #include "synk/core/log.h"
 
 namespace synk {

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "synk/plugins/compute/cuda_blas_types.h"
-#include "synk/plugins/compute/cuda_check.h"
+#include "synk/plugins/compute/cuda/cuda_blas_types.h"
+#include "synk/plugins/compute/cuda/cuda_check.h"
 #include "synk/plugins/compute/gemm.h"
 
 namespace synk::compute::cuda {

@@ -17,7 +17,7 @@
 // previous call's host-to-device copy can never read a buffer the next collective is writing.
 #include <cstddef>
 
-#include "synk/collectives/cuda/staged_pipeline.h"
+#include "synk/collectives/cuda/staging/staged_pipeline.h"
 #include "synk/collectives/shm/shm_communicator.h"
 #include "synk/core/communicator.h"
 
@@ -66,9 +66,9 @@ class HostStagedCommunicator final : public Communicator {
   CudaDevice& device_;
   ShmCommunicator shm_;
   StagedAllReduce pipeline_;  // all_reduce of StagedAllReduce::kMinBytes and more
-  Staging first_;           // the input (and in-place result) staging buffer
-  Staging second_;          // the gather results
-  GatherArgs gather_args_;  // the staged arguments, reused across calls
+  Staging first_;             // the input (and in-place result) staging buffer
+  Staging second_;            // the gather results
+  GatherArgs gather_args_;    // the staged arguments, reused across calls
   AllGatherArgs all_gather_args_;
   std::vector<AllReduceArgs> list_args_;
 };

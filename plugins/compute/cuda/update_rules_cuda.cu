@@ -3,7 +3,7 @@
 // host's (update_math.h).
 #include <cuda_runtime.h>
 
-#include "synk/plugins/compute/cuda_launch.cuh"
+#include "synk/plugins/compute/cuda/cuda_launch.cuh"
 #include "synk/plugins/compute/update_math.h"
 
 namespace synk::compute::cuda {

@@ -1,9 +1,9 @@
-#include "synk/collectives/cuda/pinned_bounce.h"
+#include "synk/collectives/cuda/device/pinned_bounce.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "synk/collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/device/cuda_check.h"
 #include "synk/core/log.h"
 
 namespace synk {

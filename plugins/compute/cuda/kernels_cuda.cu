@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "synk/plugins/compute/cuda_launch.cuh"
+#include "synk/plugins/compute/cuda/cuda_launch.cuh"
 #include "synk/plugins/compute/kernels.h"
 
 namespace synk::compute::cuda {

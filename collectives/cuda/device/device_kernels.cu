@@ -6,8 +6,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "synk/collectives/cuda/cuda_check.h"
-#include "synk/collectives/cuda/device_kernels.h"
+#include "synk/collectives/cuda/device/cuda_check.h"
+#include "synk/collectives/cuda/device/device_kernels.h"
 #include "synk/core/error.h"
 #include "synk/core/host_kernels.h"
 

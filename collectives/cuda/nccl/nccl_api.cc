@@ -1,5 +1,6 @@
-// describeNccl, part of synk_nccl_communicator (systemNccl() is in system_nccl.cc, in synk_cuda).
-#include "synk/collectives/cuda/nccl_api.h"
+// describeNccl, part of synk_nccl_communicator (systemNccl() is in device/system_nccl.cc, in
+// synk_cuda_device).
+#include "synk/collectives/cuda/nccl/nccl_api.h"
 
 #include "synk/core/error.h"
 

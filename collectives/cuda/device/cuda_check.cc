@@ -1,8 +1,8 @@
-#include "synk/collectives/cuda/cuda_check.h"
+#include "synk/collectives/cuda/device/cuda_check.h"
 
 #include <cstring>
 
-#include "synk/collectives/cuda/nccl_api.h"
+#include "synk/collectives/cuda/nccl/nccl_api.h"
 #include "synk/core/error.h"
 
 namespace synk::cuda_detail {
