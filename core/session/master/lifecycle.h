@@ -2,9 +2,9 @@
 // Internal: a session's life in one process: forking the ranks, starting each rank's backend,
 // the open/closed/aborted state every master-side call checks first, running a step once the
 // session is open, and the teardown (orderly at close(), or after a failure). It owns the process
-// group and the rank's heap and backend (RankBackend, rank_backend.h); the tables those fill and
-// free (RankResources, DataStore, ModelTable, the collective handler's buffers) belong to
-// SessionCore, which wires them.
+// group and the rank's heap and backend (RankBackend, session/rank_backend.h); the tables those
+// fill and free (RankResources, DataStore, ModelTable, the collective handler's buffers) belong
+// to SessionCore, which wires them.
 #include <sys/types.h>
 
 #include <memory>

@@ -1,5 +1,5 @@
 // SessionLifecycle (lifecycle.h): fork, backends, open/closed state, runStep, teardown.
-#include "synk/core/session/lifecycle.h"
+#include "synk/core/session/master/lifecycle.h"
 
 #include <sched.h>
 
