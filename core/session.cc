@@ -135,7 +135,7 @@ int Session::size() const {
   return core().lifecycle().size();
 }
 int Session::masterRank() const {
-  return core().lifecycle().masterRank();
+  return core().lifecycle().options().master_rank;
 }
 const std::string& Session::backend() const {
   return core().lifecycle().options().backend;

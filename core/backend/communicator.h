@@ -2,9 +2,9 @@
 // Collective operations among the ranks of a session, on device memory.
 //
 // Every rank calls the same operation with matching arguments (counts, dtype, op, root). The
-// runtime checks that before calling (core/process/exchange.h compares each rank's fingerprint
-// through the control block), so implementations may assume it; they must still never hang forever:
-// every wait polls the Waiter passed in (deadline, abort flag, peer liveness).
+// runtime checks that before calling (core/process/control/exchange.h compares each rank's
+// fingerprint through the control block), so implementations may assume it; they must still never
+// hang forever: every wait polls the Waiter passed in (deadline, abort flag, peer liveness).
 //
 // Buffers are device memory of the rank's Device (core/device.h). Completion: an operation has
 // completed when it returns, or it is ordered on the device's stream (NCCL), so a later

@@ -4,7 +4,7 @@
 // master side of one concern each, which checks what the master can know, builds a request and
 // runs one step on every rank:
 //
-//   master side (core/session/)            every rank (core/step/)
+//   master side (core/session/master/)     every rank (core/step/)
 //   SessionLifecycle   lifecycle.h         fork, backends, open/closed, runStep, teardown
 //   ModelMaster        model_master.h      DistributeHandler (distribute.h)
 //   CallMaster         call_master.h       CallHandler (call_exec.h)
@@ -25,15 +25,15 @@
 #include "synk/core/backend.h"
 #include "synk/core/memory/data_store.h"
 #include "synk/core/session.h"
-#include "synk/core/session/call_master.h"
-#include "synk/core/session/collective_master.h"
-#include "synk/core/session/data_master.h"
-#include "synk/core/session/lifecycle.h"
-#include "synk/core/session/local_call.h"
-#include "synk/core/session/model_master.h"
+#include "synk/core/session/master/call_master.h"
+#include "synk/core/session/master/collective_master.h"
+#include "synk/core/session/master/data_master.h"
+#include "synk/core/session/master/lifecycle.h"
+#include "synk/core/session/master/local_call.h"
+#include "synk/core/session/master/model_master.h"
+#include "synk/core/session/master/sync_master.h"
 #include "synk/core/session/model_table.h"
 #include "synk/core/session/rank_resources.h"
-#include "synk/core/session/sync_master.h"
 #include "synk/core/session/uniform_shapes.h"
 #include "synk/core/step/call_collectives.h"
 #include "synk/core/step/call_exec.h"

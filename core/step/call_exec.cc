@@ -16,7 +16,7 @@
 #include "synk/core/host_kernels.h"
 #include "synk/core/memory/row_copy.h"
 #include "synk/core/phase_clock.h"
-#include "synk/core/process/exchange.h"
+#include "synk/core/process/control/exchange.h"
 
 namespace synk::detail {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "synk/core/process/exchange.h"
+#include "synk/core/process/control/exchange.h"
 #include "synk/core/session/model_table.h"
 #include "synk/core/session/rank_resources.h"
 #include "synk/core/step/call_collectives.h"

@@ -5,7 +5,7 @@
 #include "synk/core/error.h"
 #include "synk/core/memory/row_copy.h"
 #include "synk/core/phase_clock.h"
-#include "synk/core/process/exchange.h"
+#include "synk/core/process/control/exchange.h"
 
 namespace synk::detail {
 namespace {

@@ -1,5 +1,5 @@
 // LocalCall (local_call.h): Function::asLocal.
-#include "synk/core/session/local_call.h"
+#include "synk/core/session/master/local_call.h"
 
 #include "synk/core/error.h"
 #include "synk/core/session/session_core.h"

@@ -1,9 +1,9 @@
 // SyncMaster (sync_master.h): the master's steps that move no data.
-#include "synk/core/session/sync_master.h"
+#include "synk/core/session/master/sync_master.h"
 
 #include "synk/core/error.h"
 #include "synk/core/phase_clock.h"
-#include "synk/core/session/lifecycle.h"
+#include "synk/core/session/master/lifecycle.h"
 #include "synk/core/step/step_runner.h"
 
 namespace synk::detail {

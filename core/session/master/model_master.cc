@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "synk/core/error.h"
-#include "synk/core/session/model_master.h"
+#include "synk/core/session/master/model_master.h"
 #include "synk/core/session/session_core.h"
 
 namespace synk {

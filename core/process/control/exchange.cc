@@ -1,4 +1,4 @@
-#include "synk/core/process/exchange.h"
+#include "synk/core/process/control/exchange.h"
 
 #include <cstring>
 

@@ -2,13 +2,13 @@
 // Internal: a session's life in one process: forking the ranks, starting each rank's backend,
 // the open/closed/aborted state every master-side call checks first, running a step once the
 // session is open, and the teardown (orderly at close(), or after a failure). It owns the process
-// group, the heap and the backend; the tables it fills and frees (RankResources, DataStore,
-// ModelTable, the collective handler's buffers) belong to SessionCore, which wires them.
+// group and the rank's heap and backend (RankBackend, session/rank_backend.h); the tables those
+// fill and free (RankResources, DataStore, ModelTable, the collective handler's buffers) belong
+// to SessionCore, which wires them.
 #include <sys/types.h>
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "synk/core/backend.h"
 #include "synk/core/memory/data_store.h"
@@ -16,6 +16,7 @@
 #include "synk/core/process_group.h"
 #include "synk/core/session.h"
 #include "synk/core/session/model_table.h"
+#include "synk/core/session/rank_backend.h"
 #include "synk/core/session/rank_resources.h"
 #include "synk/core/step/collective_exec.h"
 #include "synk/core/step/step_runner.h"
@@ -67,16 +68,13 @@ class SessionLifecycle {
   void abortAndClose(const std::string& reason) noexcept;
 
   int size() const { return options_.n_parallel; }
-  int masterRank() const { return options_.master_rank; }
   const ForkOptions& options() const { return options_; }
   ProcessGroup& group() { return *group_; }
   const std::string& shmPrefix() const { return group_->shmPrefix(); }
-  Backend& backend() { return *backend_; }
+  Backend& backend() { return *rank_backend_.get(); }
 
  private:
   int workerMain(ProcessGroup& group);
-  void startBackend();
-  void releaseResources() noexcept;
   // In a copy of the master made by fork(): lets go of everything without freeing it (the
   // device, the plugin instances and the shared memory are the master's).
   void abandonCopy() noexcept;
@@ -85,17 +83,14 @@ class SessionLifecycle {
   ForkOptions options_;
   BackendRegistry registry_;
   BackendFactory* factory_;
-  Parts parts_;
+  StepRunner& steps_;
   std::unique_ptr<ProcessGroup> owned_group_;  // master only
   ProcessGroup* group_ = nullptr;
-  std::unique_ptr<ShmHeap> heap_;
-  std::unique_ptr<Backend> backend_;
+  RankBackend rank_backend_;
 
   // master only
-  std::thread backend_abort_;  // the backend's abort, started by abortAndClose
   bool teardown_pending_ = false;
   pid_t owner_pid_ = 0;  // the master's pid (a copy made by fork() has another)
-  bool abandoned_ = false;
   bool closed_ = false;
   std::string abort_reason_;
 };

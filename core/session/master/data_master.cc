@@ -1,5 +1,5 @@
 // DataMaster (data_master.h): Data, the master's side.
-#include "synk/core/session/data_master.h"
+#include "synk/core/session/master/data_master.h"
 
 #include "synk/core/error.h"
 #include "synk/core/session/data_impl.h"

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: Data, the master's side: creating a Data array (its blob id from the DataStore),
 // checking a Data handle belongs to this session, and a blob's release, which the next step tells
-// every rank. The array itself is DataImpl (data_impl.h); every rank's mappings are the
+// every rank. The array itself is DataImpl (session/data_impl.h); every rank's mappings are the
 // DataStore's (memory/data_store.h).
 #include <cstdint>
 #include <string>

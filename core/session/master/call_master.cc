@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "synk/core/error.h"
-#include "synk/core/session/call_master.h"
 #include "synk/core/session/data_impl.h"
+#include "synk/core/session/master/call_master.h"
 #include "synk/core/session/session_core.h"
 #include "synk/core/step/call_request.h"
 

@@ -1,5 +1,5 @@
 // SessionLifecycle (lifecycle.h): fork, backends, open/closed state, runStep, teardown.
-#include "synk/core/session/lifecycle.h"
+#include "synk/core/session/master/lifecycle.h"
 
 #include <sched.h>
 
@@ -8,7 +8,6 @@
 
 #include "synk/core/error.h"
 #include "synk/core/log.h"
-#include "synk/core/phase_clock.h"
 
 namespace synk::detail {
 namespace {
@@ -45,7 +44,11 @@ std::vector<int> rankCpus(const ForkOptions& options, const BackendFactory& fact
 
 SessionLifecycle::SessionLifecycle(const ForkOptions& options, BackendRegistry registry,
                                    BackendFactory& factory, Parts parts)
-    : options_(options), registry_(std::move(registry)), factory_(&factory), parts_(parts) {}
+    : options_(options),
+      registry_(std::move(registry)),
+      factory_(&factory),
+      steps_(parts.steps),
+      rank_backend_({parts.rank, parts.data, parts.models, parts.collective_handler}) {}
 
 SessionLifecycle::~SessionLifecycle() {
   close();  // only the master closes; in a copy made by fork(), close() only lets go
@@ -64,49 +67,29 @@ void SessionLifecycle::start() {
       options_.n_parallel > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });
   group_ = owned_group_.get();
-  parts_.steps.attach(*group_);
+  steps_.attach(*group_);
   owner_pid_ = thisProcessId();
   g_open_session = this;
   try {
-    startBackend();
+    rank_backend_.start(options_, *factory_, *group_);
   } catch (const std::exception& e) {
     abortAndClose(e.what());
     throw;
   }
 }
 
-void SessionLifecycle::startBackend() {
-  const int rank = group_->rank();
-  heap_ = std::make_unique<ShmHeap>(group_->shmPrefix(), rank);
-  const int ordinal = options_.devices.empty() ? -1 : options_.devices[rank];
-  RankEnvironment env{*group_, *heap_, ordinal, options_.devices};
-  backend_ = factory_->create(env);
-  parts_.data.open(group_->shmPrefix(), &backend_->device());
-  parts_.rank = RankResources{rank,
-                              size(),
-                              masterRank(),
-                              group_,
-                              &backend_->device(),
-                              heap_.get(),
-                              &parts_.data.blobs(),
-                              backend_.get(),
-                              &backend_->communicator(backend_->nativeUnavailable() == nullptr)};
-  Waiter waiter = group_->startupWaiter("startup");
-  group_->barrier().arrive(waiter, BarrierSite::Startup);
-}
-
 int SessionLifecycle::workerMain(ProcessGroup& group) {
   // This process is a copy of the master at fork time: drop what belongs to the master.
   group_ = &group;
-  parts_.steps.attach(group);
+  steps_.attach(group);
   try {
-    startBackend();
-    parts_.steps.serve();
-    releaseResources();
+    rank_backend_.start(options_, *factory_, *group_);
+    steps_.serve();
+    rank_backend_.release();
     return kExitOk;
   } catch (...) {
     // Fatal here, or the session aborted: release the communicators fast, then exit.
-    if (backend_) backend_->abort();
+    if (Backend* backend = rank_backend_.get()) backend->abort();
     throw;
   }
 }
@@ -153,13 +136,13 @@ void SessionLifecycle::throwClosed() const {
 StepResult SessionLifecycle::runStep(Opcode opcode, const ByteWriter& payload,
                                      const std::string& what, bool post) {
   ensureOpen();
-  return parts_.steps.run(opcode, payload, what, post);
+  return steps_.run(opcode, payload, what, post);
 }
 
 void SessionLifecycle::synchronizeOutsideStep(const std::string& what) {
   Waiter waiter = group_->commandWaiter(what);
   try {
-    backend_->device().synchronize(waiter);
+    rank_backend_.get()->device().synchronize(waiter);
   } catch (const std::exception& e) {
     // A peer died, the deadline passed, or the device failed. Record the abort and stop the
     // device, but leave the teardown (abortAndClose) to the next call or close(): the caller
@@ -167,7 +150,7 @@ void SessionLifecycle::synchronizeOutsideStep(const std::string& what) {
     if (!group_->aborted()) {
       abortSession(group_->control(), AbortReason::Fatal, group_->rank(), e.what());
     }
-    if (backend_) backend_->abort();
+    if (Backend* backend = rank_backend_.get()) backend->abort();
     abort_reason_ = e.what();  // reported now, by this throw
     throw;
   }
@@ -182,13 +165,7 @@ void SessionLifecycle::abortAndClose(const std::string& reason) noexcept {
   // The backend's abort runs while the failure is reported: every surviving rank aborts its NCCL
   // communicators at the same time (NVIDIA/nccl #863), the master's included, but its ~0.5 s per
   // communicator no longer delays the report past the deadline.
-  if (backend_) {
-    try {
-      backend_abort_ = std::thread([backend = backend_.get()] { backend->abort(); });
-    } catch (...) {
-      backend_->abort();  // no thread to be had: abort here
-    }
-  }
+  rank_backend_.startAbort();
   if (owned_group_) owned_group_->endLateRanks();
   closed_ = true;
   if (g_open_session == this) g_open_session = nullptr;
@@ -201,9 +178,9 @@ void SessionLifecycle::finishTeardown() noexcept {
   if (g_pending_teardown == this) g_pending_teardown = nullptr;
   // What each part took, at debug level (the failure was reported before any of it).
   const auto t0 = Clock::now();
-  if (backend_abort_.joinable()) backend_abort_.join();  // bounded: the backend's own limits
+  rank_backend_.joinAbort();  // bounded: the backend's own limits
   const auto t1 = Clock::now();
-  releaseResources();
+  rank_backend_.release();
   const auto t2 = Clock::now();
   if (owned_group_) owned_group_->shutdown(std::chrono::milliseconds(3000));
   const auto t3 = Clock::now();
@@ -212,32 +189,11 @@ void SessionLifecycle::finishTeardown() noexcept {
            ms(t2 - t1), " ms, ranks reaped ", ms(t3 - t2), " ms");
 }
 
-void SessionLifecycle::releaseResources() noexcept {
-  reportPhases();
-  // Device memory goes back to the device before the device itself goes away.
-  parts_.collective_handler.release();
-  parts_.models.clear();
-  parts_.data.close();
-  parts_.rank = RankResources{};
-  backend_.reset();
-  heap_.reset();
-}
-
 void SessionLifecycle::abandonCopy() noexcept {
   if (g_open_session == this) g_open_session = nullptr;
   if (g_pending_teardown == this) g_pending_teardown = nullptr;
-  // A thread of the master's does not exist in this copy: forget its handle.
-  if (backend_abort_.joinable()) backend_abort_.detach();
   teardown_pending_ = false;
-  if (abandoned_) return;
-  abandoned_ = true;
-  // Freeing these would call into the device (a CUDA context does not survive fork) or plugin
-  // code on the master's behalf: the copy leaks them, its memory is its own to lose.
-  parts_.collective_handler.abandon();
-  parts_.models.abandon();
-  parts_.data.abandon();
-  (void)backend_.release();
-  (void)heap_.release();
+  rank_backend_.abandon();
 }
 
 void SessionLifecycle::close() {
@@ -257,11 +213,11 @@ void SessionLifecycle::close() {
     return;
   }
   try {
-    parts_.steps.quit();
+    steps_.quit();
   } catch (const std::exception&) {
     // A worker already gone: shutdown() below reaps and kills what is left.
   }
-  releaseResources();
+  rank_backend_.release();
   owned_group_->shutdown(std::chrono::milliseconds(5000));
   closed_ = true;
   if (g_open_session == this) g_open_session = nullptr;

@@ -54,7 +54,7 @@ struct alignas(64) RankSlot {
   int32_t status;
   // How often this rank's variable shapes have changed, written with every step's status: the
   // master skips a collective's shape exchange while no rank's count moved
-  // (session/collective_master.h).
+  // (session/master/collective_master.h).
   uint64_t shape_generation;
   char message[kMessageBytes];
   // The last step's phase times (ForkOptions::step_times: core/phase_clock.h), written after its

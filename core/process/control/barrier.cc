@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "synk/core/error.h"
-#include "synk/core/process/process_state.h"
+#include "synk/core/process/control/process_state.h"
 
 namespace synk {
 namespace {

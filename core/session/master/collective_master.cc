@@ -1,7 +1,7 @@
 // CollectiveMaster (collective_master.h): shared-variable collectives, the master's side:
 // validate, then one step on every rank (step/collective_exec.cc runs it there).
 
-#include "synk/core/session/collective_master.h"
+#include "synk/core/session/master/collective_master.h"
 #include "synk/core/error.h"
 #include "synk/core/session/data_impl.h"
 #include "synk/core/session/session_core.h"

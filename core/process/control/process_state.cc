@@ -1,4 +1,4 @@
-#include "synk/core/process/process_state.h"
+#include "synk/core/process/control/process_state.h"
 
 #include <cstdio>
 
