@@ -146,6 +146,10 @@ Waiter ProcessGroup::commandWaiter(std::string what) {
   return Waiter(*cb_, this, deadlineAfter(options_.timeout), std::move(what));
 }
 
+Clock::time_point ProcessGroup::commandDeadline() const {
+  return deadlineAfter(options_.timeout);
+}
+
 Waiter ProcessGroup::startupWaiter(std::string what) {
   return Waiter(*cb_, this, deadlineAfter(options_.startup_timeout), std::move(what));
 }

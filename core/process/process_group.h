@@ -69,6 +69,8 @@ class ProcessGroup : public Liveness {
 
   // A waiter with the session's deadline, starting now.
   Waiter commandWaiter(std::string what);
+  // That deadline, for re-arming a waiter (Waiter::rearm).
+  Clock::time_point commandDeadline() const;
   // A waiter with the start's deadline (startup_timeout), starting now.
   Waiter startupWaiter(std::string what);
   // A waiter without deadline: a worker waiting for the master's next command.

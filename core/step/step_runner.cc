@@ -35,6 +35,15 @@ StepResult StepRunner::execute(Opcode opcode, ByteReader& payload, Waiter& waite
   return handler->run(payload, waiter);
 }
 
+Waiter& StepRunner::stepWaiter(const std::string& what) {
+  if (!step_waiter_) {
+    step_waiter_.emplace(group_->commandWaiter(what));
+  } else {
+    step_waiter_->rearm(group_->commandDeadline(), what);
+  }
+  return *step_waiter_;
+}
+
 void StepRunner::writeStatus(const Status& status) {
   RankSlot& slot = group_->control().slot(group_->rank());
   slot.status = static_cast<int32_t>(status.kind);
@@ -99,7 +108,7 @@ StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::
                            bool post) {
   const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
   const bool posted = writeCommand(opcode, payload, start_epoch % 2, post);
-  Waiter waiter = group_->commandWaiter(what);
+  Waiter& waiter = stepWaiter(what);
   StepResult result;
   if (stepTimesOn()) beginStepTimes();
   try {
@@ -159,8 +168,8 @@ StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::
 }
 
 void StepRunner::serve() {
+  Waiter idle = group_->idleWaiter();  // no deadline: one serves every step
   while (true) {
-    Waiter idle = group_->idleWaiter();
     group_->barrier().arrive(idle, BarrierSite::CommandStart);
     const uint64_t epoch = group_->barrier().epoch();
     group_->control().slot(group_->rank()).started.store(epoch, std::memory_order_relaxed);
@@ -168,7 +177,7 @@ void StepRunner::serve() {
     bool posted = false;
     ByteReader payload = readCommand(opcode, epoch % 2, posted);
     if (opcode == Opcode::Quit) return;
-    Waiter waiter = group_->commandWaiter(stepName(opcode));
+    Waiter& waiter = stepWaiter(stepName(opcode));
     if (stepTimesOn()) beginStepTimes();
     Status status;
     {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,10 @@
 #include "synk/core/phase_clock.h"
 #include "synk/core/shm_segment.h"
 #include "synk/core/step/command.h"
+#include "synk/core/waiter.h"
 
 namespace synk {
 class ProcessGroup;
-class Waiter;
 }  // namespace synk
 
 namespace synk::detail {
@@ -53,7 +54,10 @@ class StepRunner {
              std::function<void(const std::string& reason)> fatal);
 
   // The group to run steps on (the master's after fork; a worker's in the worker).
-  void attach(ProcessGroup& group) { group_ = &group; }
+  void attach(ProcessGroup& group) {
+    group_ = &group;
+    step_waiter_.reset();  // it watched the old group's control block
+  }
   // The handler of `opcode` on this rank; it must outlive the runner's use of it.
   void handle(Opcode opcode, StepHandler& handler);
 
@@ -87,6 +91,8 @@ class StepRunner {
   ByteReader readCommand(Opcode& opcode, size_t half, bool& posted);
   StepResult execute(Opcode opcode, ByteReader& payload, Waiter& waiter);
   void writeStatus(const Status& status);
+  // The waiter of a step starting now, described by `what`.
+  Waiter& stepWaiter(const std::string& what);
   void throwStatuses();
 
   DataStore& data_;
@@ -101,6 +107,8 @@ class StepRunner {
   uint64_t payload_blob_generation_ = 0;
   std::vector<std::byte> blob_copy_;  // a large payload, copied out of its blob
   ByteWriter framed_;                 // master: the command being written, reused
+  // Every step's waiter, re-armed for each (stepWaiter): no allocation for its description.
+  std::optional<Waiter> step_waiter_;
   // Master: the last posted step, until a later step completes (every rank then started it, so
   // every rank had finished the posted one).
   std::string posted_;

@@ -70,6 +70,12 @@ Waiter::Waiter(ControlBlock& cb, Liveness* liveness, Clock::time_point deadline,
       next_probe_(Clock::now()),
       what_(std::move(what)) {}
 
+void Waiter::rearm(Clock::time_point deadline, const std::string& what) {
+  deadline_ = deadline;
+  next_probe_ = Clock::now();  // as a new waiter: the first check probes the peers
+  what_ = what;
+}
+
 void Waiter::check() {
   if (cb_.abort.load(std::memory_order_acquire) != 0) throwAborted(cb_);
   if (liveness_) {

@@ -36,6 +36,9 @@ class Waiter {
   // Throws if the session is aborted or a peer died. Cheap: probes liveness at most every
   // kProbeInterval.
   void check();
+  // Ready for the next wait: a new deadline and description, copied into the old one's storage
+  // (a step's waiter is re-armed every step without allocating once grown).
+  void rearm(Clock::time_point deadline, const std::string& what);
   Clock::time_point deadline() const { return deadline_; }
   const std::string& what() const { return what_; }
   ControlBlock& control() const { return cb_; }
