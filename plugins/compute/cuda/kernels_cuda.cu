@@ -8,6 +8,7 @@
 
 #include "synk/plugins/compute/cuda/cuda_launch.cuh"
 #include "synk/plugins/compute/kernels.h"
+#include "synk/plugins/compute/softmax_math.h"
 
 namespace synk::compute::cuda {
 namespace {
@@ -144,23 +145,11 @@ __global__ void softmaxCrossEntropyKernel(CrossEntropyArgs g) {
   for (int64_t i = threadIdx.x; i < g.rows; i += blockDim.x) {
     const float* z = g.logits + i * g.ld;
     const int32_t label = g.labels[i];
-    const bool valid = label >= 0 && label < g.classes;
-    invalid += valid ? 0 : 1;
-    int64_t best = 0;
-    for (int64_t j = 1; j < g.classes; ++j)
-      best = z[j] > z[best] ? j : best;
-    const float max = z[best];
-    float total = 0;
-    for (int64_t j = 0; j < g.classes; ++j)
-      total += expf(z[j] - max);
-    loss_sum += valid ? static_cast<double>(max + logf(total) - z[label]) : nan("");
-    correct += best == label ? 1 : 0;
-    if (g.dlogits) {
-      float* d = g.dlogits + i * g.ld_d;
-      for (int64_t j = 0; j < g.classes; ++j) {
-        d[j] = valid ? expf(z[j] - max) / total - (j == label ? 1.0f : 0.0f) : nanf("");
-      }
-    }
+    invalid += label >= 0 && label < g.classes ? 0 : 1;
+    const softmax_math::RowLoss r =
+        softmax_math::row(z, g.classes, label, g.dlogits ? g.dlogits + i * g.ld_d : nullptr);
+    loss_sum += r.loss;
+    correct += r.best == label ? 1 : 0;
   }
   loss_sum = blockSum<kCeThreads>(loss_sum, shared);
   __syncthreads();

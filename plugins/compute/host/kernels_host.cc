@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "synk/plugins/compute/kernels.h"
+#include "synk/plugins/compute/softmax_math.h"
 
 namespace synk::compute::host {
 
@@ -98,20 +99,10 @@ void softmaxCrossEntropy(const CrossEntropyArgs& g) {
                                                          std::to_string(i) + " is outside [0, " +
                                                          std::to_string(g.classes) + ")");
     }
-    int64_t best = 0;
-    for (int64_t j = 1; j < g.classes; ++j)
-      best = z[j] > z[best] ? j : best;
-    const float max = z[best];
-    float total = 0;
-    for (int64_t j = 0; j < g.classes; ++j)
-      total += std::exp(z[j] - max);
-    loss_sum += static_cast<double>(max + std::log(total) - z[label]);
-    correct += best == label ? 1 : 0;
-    if (g.dlogits) {
-      float* d = g.dlogits + i * g.ld_d;
-      for (int64_t j = 0; j < g.classes; ++j)
-        d[j] = std::exp(z[j] - max) / total - (j == label ? 1.0f : 0.0f);
-    }
+    const softmax_math::RowLoss r =
+        softmax_math::row(z, g.classes, label, g.dlogits ? g.dlogits + i * g.ld_d : nullptr);
+    loss_sum += r.loss;
+    correct += r.best == label ? 1 : 0;
   }
   bool batch_invalid = false;  // another rank's label (this rank's threw above)
   for (int64_t i = 0; g.all_labels && i < g.all_rows; ++i)
@@ -124,7 +115,7 @@ void softmaxCrossEntropy(const CrossEntropyArgs& g) {
   if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
   if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
   if (g.rows_out) {
-    *g.rows_out = batch_invalid   ? -std::numeric_limits<float>::infinity()
+    *g.rows_out = batch_invalid  ? -std::numeric_limits<float>::infinity()
                   : g.all_labels ? static_cast<float>(g.batch_rows)
                                  : static_cast<float>(g.rows);
   }

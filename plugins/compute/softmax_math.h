@@ -1,0 +1,41 @@
+#pragma once
+// Private to plugins/compute: one row of softmax cross-entropy, one definition for the host loop
+// and the CUDA kernel (host and device function under nvcc), so both give the same bits.
+#include <math.h>
+#include <stdint.h>
+
+#if !defined(SYNK_COMPUTE_HOST_DEVICE)
+#if defined(__CUDACC__)
+#define SYNK_COMPUTE_HOST_DEVICE __host__ __device__
+#else
+#define SYNK_COMPUTE_HOST_DEVICE
+#endif
+#endif
+
+namespace synk::compute::softmax_math {
+
+struct RowLoss {
+  double loss;   // log(sum exp z) - z[label]; NaN for a label outside [0, classes)
+  int64_t best;  // the row's arg max (the first of equal maxima)
+};
+
+// Row z of `classes` logits with its label: the loss, the prediction, and in d (when given) the
+// loss's gradient, softmax(z) - one_hot(label) (NaN everywhere for a label out of range).
+SYNK_COMPUTE_HOST_DEVICE inline RowLoss row(const float* z, int64_t classes, int32_t label,
+                                            float* d) {
+  const bool valid = label >= 0 && label < classes;
+  int64_t best = 0;
+  for (int64_t j = 1; j < classes; ++j)
+    best = z[j] > z[best] ? j : best;
+  const float max = z[best];  // subtracted before exp: no overflow
+  float total = 0;
+  for (int64_t j = 0; j < classes; ++j)
+    total += expf(z[j] - max);
+  if (d != nullptr) {
+    for (int64_t j = 0; j < classes; ++j)
+      d[j] = valid ? expf(z[j] - max) / total - (j == label ? 1.0f : 0.0f) : NAN;
+  }
+  return {valid ? static_cast<double>(max + logf(total) - z[label]) : NAN, best};
+}
+
+}  // namespace synk::compute::softmax_math
