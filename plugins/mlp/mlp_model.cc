@@ -294,9 +294,9 @@ class Mlp {
   }
 
   // The rows exchange for this call (Config::Exchange), or nothing (the gradient's all-reduce).
-  std::optional<RowShares> rowExchangeFor(const sdk::Call& call) const {
+  // `rank_rows`: the call's rankRows().
+  std::optional<RowShares> rowExchangeFor(const std::vector<int64_t>& rank_rows) const {
     if (!rows_possible_ || config_.exchange == Exchange::Gradient) return std::nullopt;
-    const std::vector<int64_t> rank_rows = call.rankRows();
     if (rank_rows.empty()) return std::nullopt;  // a sliced call: rows are not known
     const RowShares shares = rowSharesOf(rank_rows, context_.rank());
     if (config_.exchange == Exchange::Auto && !(context_.isCuda() && rowsPay(config_, shares))) {
@@ -308,7 +308,11 @@ class Mlp {
   void trainStep(sdk::Call& call) {
     const Batch batch = takeBatch(call);
     float* loss = call.output("loss", {}).as<float>();
-    const std::optional<RowShares> shares = rowExchangeFor(call);
+    // Every rank's rows, read once for the step (rankRows() builds a vector). Both uses need
+    // several ranks, so one rank reads nothing and its step allocates nothing here.
+    const std::vector<int64_t> rank_rows =
+        context_.nRanks() > 1 ? call.rankRows() : std::vector<int64_t>{};
+    const std::optional<RowShares> shares = rowExchangeFor(rank_rows);
     if (shares) rowExchange().reserve(*shares);
     network_.reserve(batch.rows);
     float* grad = network_.gradient();
@@ -318,7 +322,7 @@ class Mlp {
     out.metrics_in = call.read("metrics").as<double>();
     out.metrics_out = call.update("metrics").as<double>();
     const bool fused = !shares && fusesUpdate(batch);
-    const int64_t share_rows = shares || fused ? 0 : sgdShareRows(call, update);
+    const int64_t share_rows = shares || fused ? 0 : sgdShareRows(rank_rows, update);
     // A bad label on CUDA then zeroes every row's gradient: the step leaves params as they were
     // (summed shares: restored at the end; finite shares keep the all-reduce finite meanwhile).
     out.invalid_zeroes_dlogits = fused || share_rows > 0;
@@ -369,11 +373,12 @@ class Mlp {
   // The whole batch's rows where train_step sums SGD shares (sgdShareStep), else 0: several
   // ranks, SGD folded into the GEMMs (fuse_update), every share known (not a sliced call), rows
   // to divide by, and parameters updated out of place (the shares are written while backward
-  // still reads the old ones).
-  int64_t sgdShareRows(const sdk::Call& call, const compute::UpdateArgs& update) const {
+  // still reads the old ones). `rank_rows`: the call's rankRows().
+  int64_t sgdShareRows(const std::vector<int64_t>& rank_rows,
+                       const compute::UpdateArgs& update) const {
     if (!share_reducer_ || !rowsFoldSgd() || update.param == update.param_out) return 0;
     int64_t total = 0;
-    for (int64_t rows : call.rankRows())
+    for (int64_t rows : rank_rows)
       total += rows;
     return total;
   }

@@ -107,6 +107,42 @@ void Network::deltaBelow(const float* params, int l, int64_t rows) {
   compute::reluBackward(device_, buffers_.a[l], ld_[l], buffers_.d[l], ld_[l], rows, in);
 }
 
+void Network::backwardBlocks(const float* params, int64_t rows, const BlockSink& sink,
+                             int tail_chunks, const std::function<void(int64_t)>& written) {
+  for (int l = config_.layers() - 1; l >= 0; --l) {
+    // The block first, so its all-reduce starts before the delta below is computed (the delta
+    // reads W_l from params, which neither caller writes). dW = a^T d over the rows: one GEMM (the
+    // first layer: one per row range of W, the bias with the last rows, whose bucket holds it).
+    const int chunks = l == 0 ? tail_chunks : 1;
+    const int64_t width = config_.dims[l + 1];
+    for (int c = chunks - 1; c >= 0; --c) {
+      const int64_t first = l == 0 ? config_.tailCut(chunks, c) : 0;
+      const int64_t last = l == 0 ? config_.tailCut(chunks, c + 1) : config_.dims[l];
+      const int64_t at = config_.offset(l) + first * width;
+      const bool with_bias = c == chunks - 1;
+      compute::GemmArgs block = blockGradient(l, rows);
+      block.m = last - first;
+      block.a += first;  // columns [first, last) of the layer's input
+      block.alpha = sink.alpha;
+      block.beta = sink.beta;
+      block.c_in = sink.in ? sink.in + at : nullptr;
+      block.c = sink.out + at;
+      if (with_bias && sink.bias_in_epilogue) {
+        block.epilogue = compute::Epilogue::BiasGrad;
+        block.bias_grad = sink.out + config_.biasOffset(l);
+      }
+      compute::gemm(device_, block);
+      if (with_bias && !sink.bias_in_epilogue) {
+        compute::columnSum(device_, block.b, rows, width, block.ldb, sink.alpha,
+                           sink.in ? sink.in + config_.biasOffset(l) : nullptr,
+                           sink.out + config_.biasOffset(l));
+      }
+      written(at);
+    }
+    if (l > 0) deltaBelow(params, l, rows);
+  }
+}
+
 void Network::backward(const float* params, int64_t rows, float* grad, int tail_chunks,
                        const std::function<void(int64_t)>& written) {
   if (rows == 0) {  // an empty share still takes part in every bucket, with a zero gradient
@@ -114,27 +150,10 @@ void Network::backward(const float* params, int64_t rows, float* grad, int tail_
     written(0);
     return;
   }
-  for (int l = config_.layers() - 1; l >= 0; --l) {
-    // dW = a^T d and db = the column sums of d, summed over the rows: one GEMM (the first layer:
-    // one per row range of W, the bias with the last).
-    const int chunks = l == 0 ? tail_chunks : 1;
-    const int64_t width = config_.dims[l + 1];
-    for (int c = chunks - 1; c >= 0; --c) {
-      const int64_t first = l == 0 ? config_.tailCut(chunks, c) : 0;
-      const int64_t last = l == 0 ? config_.tailCut(chunks, c + 1) : config_.dims[l];
-      compute::GemmArgs block = blockGradient(l, rows);
-      block.m = last - first;
-      block.a += first;  // columns [first, last) of the layer's input
-      block.c = grad + config_.offset(l) + first * width;
-      if (c == chunks - 1) {
-        block.epilogue = compute::Epilogue::BiasGrad;
-        block.bias_grad = grad + config_.biasOffset(l);
-      }
-      compute::gemm(device_, block);
-      written(config_.offset(l) + first * width);
-    }
-    if (l > 0) deltaBelow(params, l, rows);
-  }
+  BlockSink sink;  // the gradient itself: alpha 1, beta 0, db in the epilogue
+  sink.out = grad;
+  sink.bias_in_epilogue = true;
+  backwardBlocks(params, rows, sink, tail_chunks, written);
 }
 
 void Network::backwardSgdShare(const float* params, float* params_out, int64_t rows, float step,
@@ -150,31 +169,12 @@ void Network::backwardSgdShare(const float* params, float* params_out, int64_t r
     written(0);
     return;
   }
-  for (int l = config_.layers() - 1; l >= 0; --l) {
-    // The block first, so its all-reduce starts before the delta below is computed (the delta
-    // reads W_l from params, which this pass never writes).
-    const int chunks = l == 0 ? tail_chunks : 1;
-    const int64_t width = config_.dims[l + 1];
-    for (int c = chunks - 1; c >= 0; --c) {
-      const int64_t first = l == 0 ? config_.tailCut(chunks, c) : 0;
-      const int64_t last = l == 0 ? config_.tailCut(chunks, c + 1) : config_.dims[l];
-      compute::GemmArgs block = blockGradient(l, rows);
-      block.m = last - first;
-      block.a += first;  // columns [first, last) of the layer's input
-      block.alpha = step;
-      block.beta = keep_params ? 1.0f : 0.0f;
-      block.c_in = keep_params ? params + config_.offset(l) + first * width : nullptr;
-      block.c = params_out + config_.offset(l) + first * width;
-      compute::gemm(device_, block);
-      if (c == chunks - 1) {  // the bias, which the last rows' bucket holds
-        compute::columnSum(device_, block.b, rows, width, block.ldb, step,
-                           keep_params ? params + config_.biasOffset(l) : nullptr,
-                           params_out + config_.biasOffset(l));
-      }
-      written(config_.offset(l) + first * width);
-    }
-    if (l > 0) deltaBelow(params, l, rows);
-  }
+  BlockSink sink;  // step * the gradient (+ params): the bias by a kernel, which scales and adds
+  sink.out = params_out;
+  sink.in = keep_params ? params : nullptr;
+  sink.alpha = step;
+  sink.beta = keep_params ? 1.0f : 0.0f;
+  backwardBlocks(params, rows, sink, tail_chunks, written);
 }
 
 void Network::backwardSgd(const float* params, float* params_out, int64_t rows, float lr) {

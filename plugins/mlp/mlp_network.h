@@ -81,6 +81,22 @@ class Network {
     float* gradient = nullptr;
   };
   Buffers carve(compute::Carver& carver, int64_t rows) const;
+  // Where backwardBlocks writes: out = alpha * (the gradient of the summed loss) + beta * in,
+  // block by block (out and in laid out like params; in is null where beta is 0).
+  struct BlockSink {
+    float* out = nullptr;
+    const float* in = nullptr;
+    float alpha = 1;
+    float beta = 0;
+    // The bias in the GEMM's epilogue (BiasGrad writes the plain column sums, neither scaled
+    // nor added to in: the gradient alone), else a column-sum kernel after the GEMM.
+    bool bias_in_epilogue = false;
+  };
+  // backward()'s and backwardSgdShare()'s pass over rows > 0: per layer from the last, its block
+  // (the first layer's in `tail_chunks` GEMMs, as backward() says) into `sink`, `written` after
+  // each, then the delta below.
+  void backwardBlocks(const float* params, int64_t rows, const BlockSink& sink, int tail_chunks,
+                      const std::function<void(int64_t)>& written);
   // Layer l's input and its leading dimension.
   const float* input(int l) const { return l == 0 ? x_ : buffers_.a[l]; }
   int64_t inputLd(int l) const { return l == 0 ? config_.inputs() : ld_[l]; }
