@@ -169,26 +169,7 @@ __global__ void softmaxCrossEntropyKernel(CrossEntropyArgs g) {
     }
   }
   if (threadIdx.x != 0) return;
-  const double rows = static_cast<double>(g.rows);
-  if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
-  if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
-  // A bad label makes the divisor of the gradient negative: the update is then an identity.
-  if (g.rows_out) {
-    *g.rows_out = invalid > 0 || batch_invalid > 0 ? -INFINITY
-                  : g.all_labels                   ? static_cast<float>(g.batch_rows)
-                                                   : static_cast<float>(g.rows);
-  }
-  if (g.metrics_out && invalid > 0) {
-    for (int k = 0; k < 3; ++k)
-      g.metrics_out[k] = g.metrics_in ? g.metrics_in[k] : 0.0;
-  } else if (g.metrics_out) {
-    const double in0 = g.metrics_in ? g.metrics_in[0] : 0.0;
-    const double in1 = g.metrics_in ? g.metrics_in[1] : 0.0;
-    const double in2 = g.metrics_in ? g.metrics_in[2] : 0.0;
-    g.metrics_out[0] = in0 + loss_sum;
-    g.metrics_out[1] = in1 + correct;
-    g.metrics_out[2] = in2 + rows;
-  }
+  softmax_math::writeResults(g, loss_sum, correct, invalid > 0, batch_invalid > 0);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // The host versions of kernels.h: plain loops, the reference the CUDA kernels are tested against.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -111,22 +110,8 @@ void softmaxCrossEntropy(const CrossEntropyArgs& g) {
     for (int64_t i = 0; i < g.rows; ++i)
       std::fill(g.dlogits + i * g.ld_d, g.dlogits + i * g.ld_d + g.classes, 0.0f);
   }
-  const auto rows = static_cast<double>(g.rows);
-  if (g.mean_loss) *g.mean_loss = g.rows ? static_cast<float>(loss_sum / rows) : 0.0f;
-  if (g.accuracy) *g.accuracy = g.rows ? static_cast<float>(correct / rows) : 0.0f;
-  if (g.rows_out) {
-    *g.rows_out = batch_invalid  ? -std::numeric_limits<float>::infinity()
-                  : g.all_labels ? static_cast<float>(g.batch_rows)
-                                 : static_cast<float>(g.rows);
-  }
-  if (g.metrics_out) {
-    const double in[3] = {g.metrics_in ? g.metrics_in[0] : 0.0,
-                          g.metrics_in ? g.metrics_in[1] : 0.0,
-                          g.metrics_in ? g.metrics_in[2] : 0.0};
-    g.metrics_out[0] = in[0] + loss_sum;
-    g.metrics_out[1] = in[1] + correct;
-    g.metrics_out[2] = in[2] + rows;
-  }
+  // A bad label of this rank's threw above: only another rank's can be left.
+  softmax_math::writeResults(g, loss_sum, correct, false, batch_invalid);
 }
 
 }  // namespace synk::compute::host
