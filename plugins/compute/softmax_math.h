@@ -1,6 +1,7 @@
 #pragma once
 // Private to plugins/compute: one row of softmax cross-entropy, one definition for the host loop
-// and the CUDA kernel (host and device function under nvcc), so both give the same bits.
+// and the CUDA kernel (host and device function under nvcc): the same operations in the same
+// order on both (their expf and logf still differ by an ulp or so, so host and GPU agree to that).
 #include <math.h>
 #include <stdint.h>
 
