@@ -49,7 +49,7 @@ constexpr size_t kMaxPiece = size_t{1} << 30;
 // aside), and int32/int64 wrap and compare exactly. Not float max/min: core's std::max(acc, x)
 // keeps acc of -0 and +0, or of a NaN, where MPI's max picks its own; nor float16/bfloat16, which
 // MPI has no type for; nor uint8, whose sum Open MPI 4.1's AVX kernels saturate (255 where core
-// wraps: the test saw it). False where the ordered slices must go.
+// wraps: the test saw it; open-mpi/ompi#8045, "wontfix"). False where the ordered slices go.
 bool orderFreeOnTwo(DType dtype, ReduceOp op, MPI_Datatype& mpi_type, MPI_Op& mpi_op) {
   const bool floating = dtype == DType::Float32 || dtype == DType::Float64;
   switch (dtype) {
