@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "synk/cluster/launch_env.h"
+#include "synk/core/dtype.h"
+#include "synk/core/reduce_op.h"
 
 namespace synk::cluster {
 
@@ -43,11 +45,15 @@ class LeaderLink {
   // `bytes` of node `root`'s leader on every leader (its size travels first: the others' are
   // resized to it), e.g. NCCL's unique id from node 0.
   void broadcast(std::vector<std::byte>& bytes, int root, const std::string& what);
-  // data = the sum over the nodes' `data`, combined in node order as one machine's shared-memory
-  // reduction combines its ranks, the same bits on every leader (two nodes: MPI_SUM, whose one
-  // addition per element is order-free; more: each node sums one slice in node order between an
-  // all-to-all and an all-gather, which MPI's own all-reduce would group its own way).
-  void allReduceSum(float* data, size_t count, const std::string& what);
+  // data = op over the nodes' `data` (count elements of dtype), combined in node order with
+  // core's host kernels as one machine's shared-memory reduction combines its ranks: node 0's
+  // array, then node 1's, ...; avg is that sum times 1/nodes, as there. The same bits on every
+  // leader. Two nodes, where one operation per element is order-free (sum and prod of float32 and
+  // float64, every op of the integer dtypes): MPI's own all-reduce. Otherwise each node combines
+  // one slice in node order between an all-to-all and an all-gather (MPI's all-reduce may group
+  // the operations its own way, and has no float16/bfloat16). Refuses (InvalidArgument naming
+  // both) an op and dtype core's collectives refuse: gather, none, avg of an integer dtype.
+  void allReduce(void* data, size_t count, DType dtype, ReduceOp op, const std::string& what);
 
   // Runs `work`, which may call MPI, on the MPI thread and waits for it until the deadline
   // (Timeout naming `what`); an exception `work` throws is rethrown here. Every other method

@@ -1,7 +1,10 @@
 // Runs under mpirun (one process per simulated node, SYNK_SIMULATE_NODES=1) to check the node
 // leaders' link (cluster/leader_link.h); leader_link_test.sh starts it and reads what it prints.
 //   leader_link_check ok        barrier, a broadcast of NCCL-unique-id-sized bytes from node 0 and
-//                               of 3 MB from the last node, an all-reduce summed in node order
+//                               of 3 MB from the last node, a 4 MiB float32 all-reduce summed in
+//                               node order, every dtype x op (avg, sum, prod, max, min) equal bit
+//                               for bit to core's host kernels combining the nodes' inputs in node
+//                               order, and the combinations core refuses refused by name
 //   leader_link_check late      node 1 never comes to the barrier: node 0 must report a Timeout
 //                               at its 500 ms deadline, then end (mpirun ends the job)
 //   leader_link_check mismatch  a layout of one node more than the launch: refused by name
@@ -13,15 +16,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "synk/cluster/leader_link.h"
+#include "synk/core/dtype.h"
 #include "synk/core/error.h"
+#include "synk/core/host_kernels.h"
+#include "synk/core/reduce_op.h"
 
 using namespace synk;
 using namespace synk::cluster;
@@ -42,6 +50,93 @@ NodeLayout launchLayout() {
 // Node k's value for element i: fractions whose sums round, so the order of additions shows.
 float valueOf(int node, size_t i) {
   return static_cast<float>(i % 1013) * 0.1f + static_cast<float>(node) * 1e-3f + 1.0f / 3.0f;
+}
+
+// Node k's element i of an all-reduce's input: integers from a hash (sums and products wrap);
+// floats fractions whose combinations round, with signs, signed zeros (max and min keep the
+// first of -0 and +0) and a NaN on one node at a time (max and min keep the first of a NaN).
+void fillInput(std::vector<std::byte>& buf, size_t n, DType dtype, int node, int nodes) {
+  const size_t elem = dtypeSize(dtype);
+  buf.assign(n * elem, std::byte{0});
+  for (size_t i = 0; i < n; ++i) {
+    std::byte* p = buf.data() + i * elem;
+    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t(node) + 1) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    if (!isFloating(dtype)) {
+      std::memcpy(p, &h, elem);  // the low bytes (little-endian)
+      continue;
+    }
+    double v = static_cast<double>(i % 97) * 0.37 + node * 0.013 + 1.0 / 3.0;
+    if (h % 5 == 0) v = -v;
+    if (i % 101 == 0) v = node % 2 == 0 ? -0.0 : 0.0;
+    if (i % 211 == 5 && (i / 211) % static_cast<size_t>(nodes) == static_cast<size_t>(node))
+      v = std::numeric_limits<double>::quiet_NaN();
+    host::storeFromDouble(p, dtype, v);
+  }
+}
+
+// Every dtype with every op a collective takes: each equal, bit for bit, to core's host kernels
+// combining the nodes' inputs in node order (avg: that sum times 1/nodes, as one machine's
+// shared-memory reduction does); the combinations core refuses are refused naming op and dtype.
+// Returns "" or what failed.
+std::string checkEveryDTypeAndOp(LeaderLink& link) {
+  const size_t n = 100'003;  // uneven slices over 2 and 3 nodes
+  const ReduceOp ops[] = {ReduceOp::Avg, ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
+                          ReduceOp::Min};
+  int equal = 0, refused = 0;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    const size_t elem = dtypeSize(dtype);
+    for (ReduceOp op : ops) {
+      const std::string what = str(dtypeName(dtype), " ", reduceOpName(op));
+      std::vector<std::byte> data, want, input;
+      fillInput(data, n, dtype, link.node(), link.nodes());
+      if (!isCollectiveOp(op, dtype)) {
+        try {
+          link.allReduce(data.data(), n, dtype, op, what);
+        } catch (const InvalidArgument& e) {
+          const std::string named = str("'", reduceOpName(op), "'");
+          if (std::string(e.what()).find(named) == std::string::npos ||
+              std::string(e.what()).find(dtypeName(dtype)) == std::string::npos)
+            return what + ": refused without naming both: " + e.what();
+          if (link.node() == 0 && refused == 0) std::printf("node 0: refused: %s\n", e.what());
+          ++refused;
+          continue;
+        }
+        return what + ": accepted, core refuses it";
+      }
+      link.allReduce(data.data(), n, dtype, op, what);
+      fillInput(want, n, dtype, 0, link.nodes());  // one machine's order: rank 0, then 1, 2, ...
+      for (int k = 1; k < link.nodes(); ++k) {
+        fillInput(input, n, dtype, k, link.nodes());
+        host::accumulate(want.data(), input.data(), n, dtype, op);
+      }
+      if (op == ReduceOp::Avg)
+        host::scaleCopy(want.data(), want.data(), n, dtype, 1.0 / link.nodes());
+      for (size_t i = 0; i < n; ++i) {
+        if (std::memcmp(data.data() + i * elem, want.data() + i * elem, elem) != 0) {
+          return str(what, ": element ", i, " is ",
+                     host::loadAsDouble(data.data() + i * elem, dtype), ", node order gives ",
+                     host::loadAsDouble(want.data() + i * elem, dtype), " (bits differ)");
+        }
+      }
+      ++equal;
+    }
+  }
+  try {
+    std::vector<float> data(4, 1.0f);
+    link.allReduce(data.data(), data.size(), DType::Float32, ReduceOp::Gather, "a gather");
+    return "float32 gather: accepted as an all-reduce";
+  } catch (const InvalidArgument& e) {
+    if (std::string(e.what()).find("'gather'") == std::string::npos)
+      return str("float32 gather: refused without naming it: ", e.what());
+    ++refused;
+  }
+  if (link.node() == 0) {
+    std::printf("node 0: every dtype x op: %d equal to node order bit for bit, %d refused\n", equal,
+                refused);
+  }
+  return "";
 }
 
 int checkOk() {
@@ -68,7 +163,7 @@ int checkOk() {
   std::vector<float> data(n);
   for (size_t i = 0; i < n; ++i)
     data[i] = valueOf(link.node(), i);
-  link.allReduceSum(data.data(), n, "a 4 MiB all-reduce");
+  link.allReduce(data.data(), n, DType::Float32, ReduceOp::Sum, "a 4 MiB all-reduce");
   for (size_t i = 0; i < n; ++i) {
     float want = valueOf(0, i);  // one machine's order: rank 0, then 1, 2, ...
     for (int k = 1; k < link.nodes(); ++k)
@@ -78,6 +173,8 @@ int checkOk() {
                   ", the sum in node order " + std::to_string(want));
     }
   }
+  const std::string failed = checkEveryDTypeAndOp(link);
+  if (!failed.empty()) return fail(failed);
   link.barrier("the last barrier");
   std::printf("node %d of %d: ok\n", link.node(), link.nodes());
   return 0;
@@ -128,7 +225,7 @@ int bench() {
   for (int round = 0; round < 11; ++round) {
     link.barrier("bench");
     auto t = std::chrono::steady_clock::now();
-    link.allReduceSum(data.data(), n, "bench");
+    link.allReduce(data.data(), n, DType::Float32, ReduceOp::Sum, "bench");
     ours.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
     link.barrier("bench");

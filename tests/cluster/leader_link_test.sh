@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The node leaders' link (cluster/leader_link.h) under a real mpirun: 2 and 3 simulated nodes on
-# this host. Bytes broadcast from node 0 and from the last node arrive whole; an all-reduce
-# equals the sum in node order, bit for bit; a node that never comes to a barrier is reported by
-# the others at their deadline and the job ends; a layout the launch does not give is refused by
-# name. Skips (77) where mpirun is missing.
+# this host. Bytes broadcast from node 0 and from the last node arrive whole; an all-reduce of
+# every dtype with every op (avg, sum, prod, max, min) equals core's host kernels combining the
+# nodes' inputs in node order, bit for bit, and what core refuses (avg of an integer, gather) is
+# refused by name; a node that never comes to a barrier is reported by the others at their
+# deadline and the job ends; a layout the launch does not give is refused by name. Skips (77)
+# where mpirun is missing.
 set -u
 check=$1
 command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 77; }
@@ -15,6 +17,10 @@ for nodes in 2 3; do
   for node in $(seq 0 $((nodes - 1))); do
     grep -qxF "node $node of $nodes: ok" <<< "$out" || { echo "FAIL: node $node:"; echo "$out"; exit 1; }
   done
+  grep -qxF "node 0: every dtype x op: 32 equal to node order bit for bit, 4 refused" <<< "$out" \
+    || { echo "FAIL: $nodes nodes, every dtype x op:"; echo "$out"; exit 1; }
+  grep -q "node 0: refused: int32 avg: .*int32 with 'avg'" <<< "$out" \
+    || { echo "FAIL: $nodes nodes, the refusal of int32 avg:"; echo "$out"; exit 1; }
 done
 start=$SECONDS
 if out=$(timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" late 2>&1); then
