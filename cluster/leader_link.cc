@@ -262,10 +262,10 @@ void LeaderLink::allReduce(void* data, size_t count, DType dtype, ReduceOp op,
   if (!isValidDType(static_cast<int32_t>(dtype))) {
     throw InvalidArgument(str(what, ": dtype ", static_cast<int32_t>(dtype), " is not one"));
   }
-  if (!isCollectiveOp(op, dtype)) {
-    throw InvalidArgument(str(what, ": the node leaders' all-reduce cannot reduce ",
-                              dtypeName(dtype), " with '", reduceOpName(op),
-                              "' (sum, prod, max, min of every dtype; avg of a floating one)"));
+  if (!isCollectiveOp(op, dtype)) {  // core's refusal, which says what would do
+    checkCollectiveOp(op, dtype,
+                      str(what, ": the node leaders' all-reduce of ", dtypeName(dtype), " with '",
+                          reduceOpName(op), "'"));
   }
   const int nodes = layout_.nodes, node = layout_.node;
   if (nodes == 1 || count == 0) return;  // one node: its array is the result (avg scales by 1)
