@@ -11,35 +11,14 @@
 #include <mutex>
 #include <thread>
 
+#include "synk/cluster/mpi_world.h"
 #include "synk/core/error.h"
 #include "synk/core/host_kernels.h"
 
 namespace synk::cluster {
 namespace {
 
-std::string mpiError(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return std::string(text, static_cast<size_t>(length));
-}
-
-void check(int code, const std::string& what) {
-  if (code != MPI_SUCCESS) throw Error(what + ": " + mpiError(code));
-}
-
-const char* threadLevelName(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE:
-      return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED:
-      return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED:
-      return "MPI_THREAD_SERIALIZED";
-    default:
-      return "MPI_THREAD_MULTIPLE";
-  }
-}
+using detail::checkMpi;
 
 // MPI counts are ints: a larger vector goes in pieces, each its own collective.
 constexpr size_t kMaxPiece = size_t{1} << 30;
@@ -111,9 +90,9 @@ void combineSlicesInNodeOrder(std::byte* data, int count, DType dtype, ReduceOp 
   std::vector<int> from_sizes(nodes, mine), from_offsets(nodes);
   for (int k = 0; k < nodes; ++k)
     from_offsets[k] = k * mine;
-  check(MPI_Alltoallv(data, sizes.data(), offsets.data(), MPI_BYTE, parts.data(), from_sizes.data(),
-                      from_offsets.data(), MPI_BYTE, MPI_COMM_WORLD),
-        what + " (MPI_Alltoallv)");
+  checkMpi(MPI_Alltoallv(data, sizes.data(), offsets.data(), MPI_BYTE, parts.data(),
+                         from_sizes.data(), from_offsets.data(), MPI_BYTE, MPI_COMM_WORLD),
+           what + " (MPI_Alltoallv)");
   std::byte* out = data + offsets[node];
   for (size_t at = 0; at < static_cast<size_t>(mine); at += kBlockBytes) {
     const size_t bytes = std::min(kBlockBytes, static_cast<size_t>(mine) - at);
@@ -123,9 +102,9 @@ void combineSlicesInNodeOrder(std::byte* data, int count, DType dtype, ReduceOp 
       host::accumulate(out + at, parts.data() + static_cast<size_t>(k) * mine + at, len, dtype, op);
     if (op == ReduceOp::Avg) host::scaleCopy(out + at, out + at, len, dtype, 1.0 / nodes);
   }
-  check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, data, sizes.data(), offsets.data(), MPI_BYTE,
-                       MPI_COMM_WORLD),
-        what + " (MPI_Allgatherv)");
+  checkMpi(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, data, sizes.data(), offsets.data(), MPI_BYTE,
+                          MPI_COMM_WORLD),
+           what + " (MPI_Allgatherv)");
 }
 
 }  // namespace
@@ -197,30 +176,7 @@ void LeaderLink::onMpiThread(const std::string& what, std::function<void()> work
 LeaderLink::LeaderLink(const NodeLayout& layout, std::chrono::milliseconds timeout)
     : layout_(layout), timeout_(timeout), thread_(std::make_unique<Thread>()) {
   try {
-    onMpiThread("starting MPI", [layout] {
-      int initialised = 0;
-      check(MPI_Initialized(&initialised), "MPI_Initialized");
-      if (initialised) throw UsageError("MPI was initialised before the node leaders' link");
-      int provided = MPI_THREAD_SINGLE;
-      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
-      int size = 0, rank = 0;
-      check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
-      check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
-      if (provided < MPI_THREAD_FUNNELED) {
-        MPI_Finalize();
-        throw InvalidArgument(str("the MPI library gives ", threadLevelName(provided),
-                                  "; synk's node leaders need MPI_THREAD_FUNNELED (one thread "
-                                  "calls MPI): use an MPI built with thread support"));
-      }
-      if (size != layout.nodes || rank != layout.node) {
-        MPI_Finalize();
-        throw InvalidArgument(str("MPI's world has ", size, " processes and this is process ", rank,
-                                  ", but the session's layout has ", layout.nodes,
-                                  " nodes and this is node ", layout.node,
-                                  ": start one launcher process per node (mpirun -np NODES "
-                                  "--map-by ppr:1:node, or srun --ntasks-per-node=1)"));
-      }
-    });
+    onMpiThread("starting MPI", [layout] { detail::startMpi(layout); });
   } catch (...) {
     endThread();
     throw;
@@ -238,7 +194,7 @@ LeaderLink::~LeaderLink() {
 }
 
 void LeaderLink::barrier(const std::string& what) {
-  onMpiThread(what, [&what] { check(MPI_Barrier(MPI_COMM_WORLD), what + " (MPI_Barrier)"); });
+  onMpiThread(what, [&what] { checkMpi(MPI_Barrier(MPI_COMM_WORLD), what + " (MPI_Barrier)"); });
 }
 
 void LeaderLink::broadcast(std::vector<std::byte>& bytes, int root, const std::string& what) {
@@ -247,12 +203,12 @@ void LeaderLink::broadcast(std::vector<std::byte>& bytes, int root, const std::s
   }
   onMpiThread(what, [&bytes, root, &what] {
     uint64_t size = bytes.size();
-    check(MPI_Bcast(&size, 1, MPI_UINT64_T, root, MPI_COMM_WORLD), what + " (MPI_Bcast size)");
+    checkMpi(MPI_Bcast(&size, 1, MPI_UINT64_T, root, MPI_COMM_WORLD), what + " (MPI_Bcast size)");
     bytes.resize(size);
     for (size_t at = 0; at < bytes.size(); at += kMaxPiece) {
       const int piece = static_cast<int>(std::min(kMaxPiece, bytes.size() - at));
-      check(MPI_Bcast(bytes.data() + at, piece, MPI_BYTE, root, MPI_COMM_WORLD),
-            what + " (MPI_Bcast)");
+      checkMpi(MPI_Bcast(bytes.data() + at, piece, MPI_BYTE, root, MPI_COMM_WORLD),
+               what + " (MPI_Bcast)");
     }
   });
 }
@@ -282,9 +238,9 @@ void LeaderLink::allReduce(void* data, size_t count, DType dtype, ReduceOp op,
         combineSlicesInNodeOrder(start, static_cast<int>(piece), dtype, op, nodes, node, what);
         continue;
       }
-      check(MPI_Allreduce(MPI_IN_PLACE, start, static_cast<int>(piece), mpi_type, mpi_op,
-                          MPI_COMM_WORLD),
-            what + " (MPI_Allreduce)");
+      checkMpi(MPI_Allreduce(MPI_IN_PLACE, start, static_cast<int>(piece), mpi_type, mpi_op,
+                             MPI_COMM_WORLD),
+               what + " (MPI_Allreduce)");
       if (op == ReduceOp::Avg) host::scaleCopy(start, start, piece, dtype, 1.0 / nodes);
     }
   });

@@ -26,7 +26,8 @@ constexpr size_t kMaxSlots = (kExchangeBytes - kErrorBytes) / sizeof(ShmLocation
 static_assert(kMaxSlots >= 2);
 
 void publishLocations(Barrier& barrier, const ShmLocation* locations, size_t slots) {
-  std::memcpy(barrier.outbox() + kErrorBytes, locations, slots * sizeof(ShmLocation));
+  std::memcpy(barrier.outbox(kErrorBytes + slots * sizeof(ShmLocation)) + kErrorBytes, locations,
+              slots * sizeof(ShmLocation));
 }
 
 ShmLocation locationOf(const Barrier& barrier, int rank, size_t k) {
@@ -45,7 +46,7 @@ void publishError(Barrier& barrier, std::exception_ptr failure) {
   } catch (...) {
   }
   message.resize(std::min(message.size(), kErrorBytes - 1));
-  std::memcpy(barrier.outbox(), message.c_str(), message.size() + 1);
+  std::memcpy(barrier.outbox(message.size() + 1), message.c_str(), message.size() + 1);
 }
 
 std::string errorOf(const Barrier& barrier, int rank) {
@@ -66,9 +67,7 @@ void requireBuffer(const void* pointer, size_t bytes, const char* what, const ch
 }  // namespace
 
 ShmCommunicator::ShmCommunicator(ProcessGroup& group, ShmHeap& heap)
-    : Communicator(group.rank(), group.size()),
-      group_(group),
-      heap_(heap) {}
+    : Communicator(group.rank(), group.size()), group_(group), heap_(heap) {}
 
 ShmCommunicator::~ShmCommunicator() {
   heap_.release(workspace_);
@@ -345,7 +344,8 @@ void ShmCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<s
     for (int k = 0; k < size(); ++k) {
       const int r = (rank() + k) % size();
       const size_t bytes = args.counts[r] * elem;
-      const std::byte* src = r == rank() ? static_cast<const std::byte*>(args.send) : peers.at(r, 0);
+      const std::byte* src =
+          r == rank() ? static_cast<const std::byte*>(args.send) : peers.at(r, 0);
       if (bytes > 0) std::memcpy(recv + offsets[r] * elem, src, bytes);
     }
   });

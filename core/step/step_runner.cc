@@ -79,6 +79,7 @@ bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t h
     header.blob_bytes = payload_blob_->size();
   }
   std::memcpy(cb.payload[half], &header, sizeof header);
+  cb.payload_bytes[half] = static_cast<uint32_t>(sizeof header + header.inline_bytes);
   cb.opcode[half] = static_cast<uint32_t>(opcode);
   data_.releasesSent();  // only now: a failure above must not forget them
   return header.posted != 0;

@@ -308,7 +308,7 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
   bool ok = true;
   try {
     bench.allocate();
-    bench.publish(barrier.outbox());
+    bench.publish(barrier.outbox(sizeof(ShmLocation)));
   } catch (const std::exception& e) {
     failure = e.what();
     ok = false;

@@ -41,7 +41,7 @@ class BenchRank {
 
   // Master: every worker runs `command` next.
   void issue(const Command& command) {
-    std::memcpy(group_.barrier().outbox(), &command, sizeof command);
+    std::memcpy(group_.barrier().outbox(sizeof command), &command, sizeof command);
     Waiter waiter = group_.commandWaiter("issuing a benchmark command");
     group_.barrier().arrive(waiter, BarrierSite::CommandStart);
   }

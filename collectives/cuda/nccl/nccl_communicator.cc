@@ -323,7 +323,7 @@ void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
   const int master = group_.masterRank();
   if (rank() == master) {
     const ncclResult_t result = nccl_.getUniqueId(id);
-    if (result == ncclSuccess) std::memcpy(barrier.outbox(), id, sizeof(*id));
+    if (result == ncclSuccess) std::memcpy(barrier.outbox(sizeof(*id)), id, sizeof(*id));
     // Arrive either way, with the outcome as the ok flag: the peers fail at once instead of
     // waiting for the deadline.
     barrier.arrive(waiter, BarrierSite::Exchange, result == ncclSuccess);

@@ -99,7 +99,7 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
   if (ok) {
     const std::optional<ShmLocation> where = heap_.locate(staging);
     ok = where.has_value();
-    if (ok) std::memcpy(barrier.outbox(), &*where, sizeof(ShmLocation));
+    if (ok) std::memcpy(barrier.outbox(sizeof(ShmLocation)), &*where, sizeof(ShmLocation));
   }
   if (!barrier.arrive(waiter, BarrierSite::CollectiveIn, ok)) {
     for (int r = 0; r < n_; ++r) {

@@ -53,8 +53,13 @@ Barrier::Barrier(ControlBlock& cb, int rank, int n_ranks, std::chrono::microseco
                  bool yield)
     : cb_(&cb), rank_(rank), n_(n_ranks), spin_(spin), yield_(yield) {}
 
-std::byte* Barrier::outbox() {
-  return cb_->slot(rank_).exchange[(epoch_ + 1) & 1];
+std::byte* Barrier::outbox(size_t bytes) {
+  SYNK_CHECK(bytes <= kExchangeBytes, "a barrier exchange of ", bytes,
+             " bytes exceeds the control block's ", kExchangeBytes);
+  RankSlot& me = cb_->slot(rank_);
+  const size_t next = (epoch_ + 1) & 1;
+  me.exchange_bytes[next] = std::max(me.exchange_bytes[next], static_cast<uint32_t>(bytes));
+  return me.exchange[next];
 }
 
 const std::byte* Barrier::exchangeOf(int rank) const {
@@ -73,6 +78,9 @@ bool Barrier::arrive(Waiter& waiter, BarrierSite site, bool ok) {
   me.arrived.store(epoch, std::memory_order_seq_cst);
   if (cb_->sleepers.load(std::memory_order_seq_cst) > 0) wakeSleepers(*cb_);
   waitForAll(waiter, epoch);
+  // The next barrier's count starts at nothing (outbox raises it): the area of that parity still
+  // holds what this rank published two barriers ago, which must not travel again.
+  me.exchange_bytes[(epoch + 1) & 1] = 0;
   checkSites(epoch, static_cast<uint32_t>(site));
   bool all_ok = true;
   for (int r = 0; r < n_; ++r)

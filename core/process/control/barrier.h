@@ -46,9 +46,12 @@ class Barrier {
   // sites. The last three abort the session.
   bool arrive(Waiter& waiter, BarrierSite site, bool ok = true);
 
-  // Exchange area this rank may fill before its next arrive(); after that arrive() returns, every
-  // rank reads it with exchangeOf(rank) until the arrive() after the next.
-  std::byte* outbox();
+  // Exchange area this rank fills with (at least) its first `bytes` before its next arrive();
+  // after that arrive() returns, every rank reads it with exchangeOf(rank) until the arrive()
+  // after the next. The count is published with the bytes: on several nodes only that many
+  // travel to the other nodes (cluster/node_bridge.h), so it must cover every byte peers read.
+  // Throws InternalError past kExchangeBytes.
+  std::byte* outbox(size_t bytes);
   const std::byte* exchangeOf(int rank) const;
   // ok flag of `rank` at the barrier last passed.
   bool okOf(int rank) const;

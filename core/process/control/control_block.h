@@ -61,6 +61,9 @@ struct alignas(64) RankSlot {
   // CommandEnd; times_epoch, that step's CommandStart epoch, is stored last (release).
   StepTimes times;
   std::atomic<uint64_t> times_epoch;
+  // How many leading bytes of each exchange area this rank filled for the barrier of that
+  // parity (Barrier::outbox): what a node's bridge ships to the other nodes (cluster/).
+  uint32_t exchange_bytes[2];
   // Small payloads published at a barrier, indexed by epoch parity.
   alignas(64) std::byte exchange[2][kExchangeBytes];
 };
@@ -80,6 +83,8 @@ struct ControlBlock {
   // indexed by that barrier's epoch parity: a posted step (core/step/step_runner.h) returns before
   // the workers are done with its command, so the next command goes to the other half.
   alignas(64) uint32_t opcode[2];
+  // The leading bytes of payload[half] the command uses (what a node's bridge ships).
+  uint32_t payload_bytes[2];
   std::byte payload[2][kCommandBytes];
   // n_ranks slots follow (flexible array).
   alignas(64) RankSlot ranks[1];

@@ -9,8 +9,8 @@ namespace synk {
 ExchangeResult exchange(Barrier& barrier, Waiter& waiter, bool ok, const ByteWriter& mine) {
   SYNK_CHECK(mine.size() + sizeof(uint64_t) <= kExchangeBytes, "exchange of ", mine.size(),
              " bytes exceeds the control block's ", kExchangeBytes);
-  std::byte* out = barrier.outbox();
   const uint64_t size = mine.size();
+  std::byte* out = barrier.outbox(sizeof size + size);
   std::memcpy(out, &size, sizeof size);
   if (size) std::memcpy(out + sizeof size, mine.data(), size);
   ExchangeResult result;

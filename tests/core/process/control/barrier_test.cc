@@ -81,7 +81,7 @@ TEST_CASE(
       Waiter waiter = waiterFor(*cb, 10s, "round");
       for (int round = 0; round < kRounds; ++round) {
         const int64_t mine = rank * 100000 + round;
-        std::memcpy(barrier.outbox(), &mine, sizeof mine);
+        std::memcpy(barrier.outbox(sizeof mine), &mine, sizeof mine);
         // Rank n-1 reports a failure every 7th round: every rank must see it.
         const bool ok = !(rank == n - 1 && round % 7 == 0);
         arrivals.fetch_add(1);
@@ -180,7 +180,7 @@ TEST_CASE("barrier across forked processes: every rank sees every exchange", "[c
   auto round = [](ProcessGroup& group, Waiter& waiter, int k, int64_t& wrong) {
     Barrier& barrier = group.barrier();
     const int64_t out[2] = {group.rank() * 1000 + k, wrong};
-    std::memcpy(barrier.outbox(), out, sizeof out);
+    std::memcpy(barrier.outbox(sizeof out), out, sizeof out);
     barrier.arrive(waiter, BarrierSite::Exchange);
     int64_t reported = 0;
     for (int r = 0; r < group.size(); ++r) {

@@ -1,0 +1,72 @@
+// One session's control plane over several nodes (README, "Next", step 2): the barrier every
+// step of synk passes, across nodes.
+//
+// Each node holds a control block (core/process/control/control_block.h) with a slot for every
+// rank of the session, not only its own. The node's ranks arrive at barriers as on one machine;
+// the node's bridge, a thread of its launcher process, makes the other nodes' ranks arrive: once
+// every rank of this node has reached barrier e, it sends what they published for it (ok flag,
+// site, the bytes of their exchange areas Barrier::outbox counted, status, shape generation, a
+// failure's message; and, from the master's node at a command's start, the command) to every
+// other node, and applies each other node's packet as it comes: the fields into the slots of that
+// node's ranks, then their arrival at e. Barrier, exchange(), the step runner and their deadlines
+// run unchanged: the ranks of a node whose packet has not come are missing from this node's slots
+// and are named by their global ranks when a waiting rank's deadline passes (a node's ranks
+// travel together: one late rank makes its whole node late).
+//
+// An abort travels too: when this node's session is aborted (a rank timed out, died, failed, or
+// the session closed) the bridge sends the reason, the rank and the message to every other
+// node, whose bridge aborts its own session with them, so every rank everywhere stops waiting.
+//
+// Only the bridge's thread calls MPI (it initialises it, after the node's ranks forked: Open
+// MPI's advice on fork). It polls: MPI makes progress only when called. It spins `spin`, then
+// sleeps 50 us between polls for 10 ms, then 1 ms: a first command after a long idle pays up to a
+// millisecond, a loop of steps none.
+//
+// Not yet carried across nodes (README, "Next"): a command too large for the control block (its
+// blob lives in the master node's shared memory), step times, anything in shared memory
+// (Data, blobs, the shm collectives).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "synk/cluster/launch_env.h"
+#include "synk/core/control_block.h"
+
+namespace synk::cluster {
+
+struct BridgeOptions {
+  // How long the bridge polls without sleeping (for its node's ranks, for the other nodes).
+  std::chrono::microseconds spin{200};
+  // How many MPI_Barrier round trips to time when the bridge starts (0: none), the peer
+  // NodeBridge::mpiBarrierMedian reports.
+  int calibrate = 0;
+};
+
+class NodeBridge {
+ public:
+  // Starts the bridge's thread, which initialises MPI and checks the launch against `layout`
+  // (detail::startMpi: refusals by name, rethrown here); `cb` is this node's control block,
+  // sized for layout.worldRanks() ranks, whose slots of this node's ranks its ranks fill.
+  NodeBridge(ControlBlock& cb, const NodeLayout& layout, BridgeOptions options = {});
+  // stop(), then MPI_Finalize on the bridge's thread unless the session was aborted (another
+  // node may never join MPI's end then: the job ends without it).
+  ~NodeBridge();
+  NodeBridge(const NodeBridge&) = delete;
+  NodeBridge& operator=(const NodeBridge&) = delete;
+
+  // Ends the thread at the next barrier it waits for. Call it when this node's ranks are done
+  // (every node passed the last barrier, or the session was aborted).
+  void stop();
+
+  // Barriers bridged so far.
+  uint64_t barriers() const;
+  // The median of BridgeOptions::calibrate MPI_Barrier round trips between the node leaders.
+  std::chrono::nanoseconds mpiBarrierMedian() const;
+
+ private:
+  struct Thread;
+  std::unique_ptr<Thread> thread_;
+};
+
+}  // namespace synk::cluster
