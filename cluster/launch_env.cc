@@ -73,10 +73,6 @@ EnvLookup processEnvironment() {
   return [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
 }
 
-namespace {
-
-// Which launcher started this process and its index among how many: what the refusal in fork()
-// needs, so that a one-process job never fails over variables only the layout reads.
 std::optional<LaunchEnv> whoLaunched(const EnvLookup& env) {
   // mpirun's children carry OMPI_COMM_WORLD_*; inside a Slurm allocation they also inherit the
   // allocation's SLURM_* variables, so Open MPI's are read first.
@@ -101,8 +97,6 @@ std::optional<LaunchEnv> whoLaunched(const EnvLookup& env) {
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<LaunchEnv> detectLauncher(const EnvLookup& env) {
   std::optional<LaunchEnv> e = whoLaunched(env);
@@ -164,20 +158,6 @@ NodeLayout planNodes(const std::optional<LaunchEnv>& env, const NodeRequest& req
                                   : std::string("a node count that divides it")));
   }
   return layout;
-}
-
-void refuseSeveralProcesses(const EnvLookup& env) {
-  const std::optional<LaunchEnv> launch = whoLaunched(env);
-  if (!launch || launch->processes == 1) return;
-  const char* independent = env("SYNK_INDEPENDENT_SESSIONS");
-  if (independent != nullptr && std::string_view(independent) == "1") return;
-  throw UsageError(str(
-      "fork: this process is ", launcherName(launch->launcher), " process ", launch->process,
-      " of ", launch->processes,
-      ", but one session over several processes or nodes is not built "
-      "yet (cluster/README.md): each process would fork a session of its own and work alone. Run "
-      "the program once per machine without a launcher, or set SYNK_INDEPENDENT_SESSIONS=1 to run "
-      "independent sessions on purpose"));
 }
 
 std::string describe(const std::optional<LaunchEnv>& env, const NodeLayout& layout) {

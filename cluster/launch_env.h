@@ -27,6 +27,11 @@ struct LaunchEnv {
 using EnvLookup = std::function<const char*(const char*)>;
 EnvLookup processEnvironment();
 
+// Which launcher started this process and its index among how many processes (nullopt: none),
+// reading nothing else: what fork() looks at first, so that a one-process job never fails over
+// variables only the layout reads. Throws InvalidArgument when those are malformed.
+std::optional<LaunchEnv> whoLaunched(const EnvLookup& env);
+
 // The launcher's view of this process, or nullopt when no launcher started it (a plain
 // process; also a program run directly inside an `sbatch` script, outside any `srun` step).
 // Throws InvalidArgument naming the variable when one is malformed or contradicts another.
@@ -61,11 +66,6 @@ NodeLayout planNodes(const std::optional<LaunchEnv>& env, const NodeRequest& req
 
 // SYNK_SIMULATE_NODES set to 1 (any other value but 0 or empty is refused with InvalidArgument).
 bool simulateNodesRequested(const EnvLookup& env);
-
-// A session over several launcher processes is not built yet (README, "Next"): under mpirun or
-// srun with more than one process each would fork a session of its own and work alone, silently.
-// Throws UsageError saying so, unless SYNK_INDEPENDENT_SESSIONS=1 asks for exactly that.
-void refuseSeveralProcesses(const EnvLookup& env);
 
 // One line: "open-mpi process 1 of 3 (1 on this host): node 1 of 3, ranks 2-3 of 6 (2 per node)".
 std::string describe(const std::optional<LaunchEnv>& env, const NodeLayout& layout);

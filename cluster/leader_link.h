@@ -1,4 +1,4 @@
-// The control plane between node leaders (README, "Next", step 2): the launcher processes, one
+// The control plane between node leaders (README, "Next", step 1): the launcher processes, one
 // per node, talking through Open MPI after each has forked its node's ranks. MPI is initialised
 // after the fork, and never in a forked rank (Open MPI's advice on fork).
 //

@@ -60,6 +60,8 @@ struct AbortNote {
   int32_t rank;
   char message[kNoteMessageBytes];
 };
+// How long a stopped bridge goes on carrying the barrier its node's ranks reached last.
+constexpr auto kStopGrace = std::chrono::seconds(5);
 // How long the sender of an abort waits for its sends to complete.
 constexpr auto kAbortSendWait = std::chrono::seconds(1);
 
@@ -109,6 +111,7 @@ struct NodeBridge::Thread {
   NodeLayout layout;
   BridgeOptions options;
   std::atomic<bool> stopping{false};
+  Clock::time_point stop_deadline;  // set before `stopping`
   std::atomic<uint64_t> bridged{0};
   std::chrono::nanoseconds barrier_median{0};
   // The session ended in an abort (or the bridge left mid-exchange): MPI is not finalised, as
@@ -216,10 +219,19 @@ bool NodeBridge::Thread::bridge(uint64_t epoch) {
       continue;
     }
     // The abort first: a stop right after one (the node's ranks left) must still send it.
-    if (aborted() || stopping.load(std::memory_order_relaxed)) {
+    if (aborted()) {
       // Mid-barrier, sends or receives stay open: MPI cannot be finalised.
       if (sent || waiting < layout.nodes - 1) abandoned = true;
       return false;
+    }
+    if (stopping.load(std::memory_order_acquire)) {
+      // A stop ends the bridge between barriers. One this node's ranks reached before the stop
+      // (the last, that ended the session) is carried through first, for a while.
+      if (!sent && waiting == layout.nodes - 1 && !localArrived(epoch)) return false;
+      if (Clock::now() >= stop_deadline) {
+        abandoned = true;
+        return false;
+      }
     }
     pause(pacer, sent);
   }
@@ -375,7 +387,13 @@ bool NodeBridge::Thread::aborted() {
     abortSession(cb, static_cast<AbortReason>(incoming.reason), incoming.rank, incoming.message);
     return true;
   }
-  if (cb.abort.load(std::memory_order_acquire) == 0) return false;
+  const uint32_t reason = cb.abort.load(std::memory_order_acquire);
+  if (reason == 0) return false;
+  // The session closed on this node after its last command: every node ends its own.
+  if (reason == static_cast<uint32_t>(AbortReason::Shutdown) &&
+      stopping.load(std::memory_order_acquire)) {
+    return false;
+  }
   abandoned = true;
   sendAbort();
   return true;
@@ -423,7 +441,9 @@ NodeBridge::~NodeBridge() {
 }
 
 void NodeBridge::stop() {
-  thread_->stopping.store(true, std::memory_order_relaxed);
+  if (thread_->stopping.load(std::memory_order_acquire)) return;
+  thread_->stop_deadline = Clock::now() + kStopGrace;
+  thread_->stopping.store(true, std::memory_order_release);
 }
 
 uint64_t NodeBridge::barriers() const {

@@ -1,5 +1,5 @@
-// One session's control plane over several nodes (README, "Next", step 2): the barrier every
-// step of synk passes, across nodes.
+// One session's control plane over several nodes (README, "Built: the node bridge"): the barrier
+// every step of synk passes, across nodes.
 //
 // Each node holds a control block (core/process/control/control_block.h) with a slot for every
 // rank of the session, not only its own. The node's ranks arrive at barriers as on one machine;

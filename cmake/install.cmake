@@ -17,12 +17,20 @@ set(synk_exported
   synk_shm shm
   synk_plugins plugins
   synk synk)
+# With Open MPI, synk links the node bridge (cluster/): exported for it, with MPI found by the
+# package (synkConfig.cmake).
+if(TARGET synk_cluster_mpi)
+  list(APPEND synk_exported synk_cluster_mpi cluster_mpi)
+endif()
 set(synk_exported_targets "")
 while(synk_exported)
   list(POP_FRONT synk_exported target name)
   list(APPEND synk_exported_targets ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
   get_target_property(paths ${target} SYNK_HEADER_PATHS)
+  if(NOT paths)  # a library whose headers another target installs (cluster_mpi: cluster's)
+    set(paths "")
+  endif()
   foreach(path IN LISTS paths)
     set(dest ${CMAKE_INSTALL_INCLUDEDIR}/synk/${path})
     if(path MATCHES "^synk/")  # the top-level synk/ folder: synk/synk.h (target_headers.cmake)

@@ -52,7 +52,7 @@ std::vector<Data> asData(Session& session, const std::vector<Variable>& vars,
 }  // namespace
 
 Session forkSession(const ForkOptions& requested, BackendRegistry registry,
-                    std::shared_ptr<ModelLoader> loader) {
+                    std::shared_ptr<ModelLoader> loader, const NodeSpan& span) {
   detail::finishPendingTeardown();  // a failed session's abort and reaping, before forking again
   if (detail::SessionLifecycle* open = detail::openSession(); open && open->ownedHere()) {
     throw UsageError("fork: a session is already open in this process (close it first)");
@@ -77,10 +77,18 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
     throw UsageError(str("fork: backend '", options.backend, "' cannot run here: ", why));
   }
   const int devices = factory->deviceCount();
-  if (options.n_parallel == 0) options.n_parallel = devices;
+  if (options.n_parallel == 0)
+    options.n_parallel = span.several() ? span.nodes * span.ranks_per_node : devices;
   if (options.n_parallel < 1) {
     throw InvalidArgument(str("fork: n_parallel must be >= 1, got ", options.n_parallel));
   }
+  if (span.several() && options.n_parallel != span.nodes * span.ranks_per_node) {
+    throw InvalidArgument(str("fork: n_parallel ", options.n_parallel, " but ", span.nodes,
+                              " nodes x ", span.ranks_per_node, " ranks per node give ",
+                              span.nodes * span.ranks_per_node));
+  }
+  // What one node holds: on several, each node's ranks use its devices alike.
+  const int node_ranks = span.several() ? span.ranks_per_node : options.n_parallel;
   const bool host = !factory->bindsDevices();
   if (!options.devices.empty()) {
     if (static_cast<int>(options.devices.size()) != options.n_parallel) {
@@ -95,18 +103,19 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
       }
     }
   } else if (!host) {
-    if (options.n_parallel > devices) {
-      throw InvalidArgument(str("fork: n_parallel ", options.n_parallel, " but only ", devices, " ",
-                                options.backend, " device(s) are visible"));
+    if (node_ranks > devices) {
+      throw InvalidArgument(str("fork: ", span.several() ? "ranks_per_node " : "n_parallel ",
+                                node_ranks, " but only ", devices, " ", options.backend,
+                                " device(s) are visible"));
     }
     for (int r = 0; r < options.n_parallel; ++r)
-      options.devices.push_back(r);
+      options.devices.push_back(r % node_ranks);  // a node's local rank
   }
   factory->checkBeforeFork();
   sweepStaleSegments();
   auto core = std::make_shared<detail::SessionCore>(options, std::move(registry), std::move(loader),
                                                     *factory);
-  core->lifecycle().start();
+  core->lifecycle().start(span);
   // Registered after the backends started: exit handlers run in reverse order, so the session
   // closes before the CUDA runtime tears itself down.
   static std::once_flag at_exit;

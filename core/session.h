@@ -25,6 +25,7 @@
 
 #include "synk/core/array.h"
 #include "synk/core/model.h"
+#include "synk/core/node_span.h"
 #include "synk/core/reduce_op.h"
 #include "synk/core/selection.h"
 
@@ -39,8 +40,12 @@ class BackendRegistry;
 class ModelLoader;  // core/model_loader.h: how models are loaded (plugins/host implements it)
 
 struct ForkOptions {
-  // Number of ranks; 0 = one per device the backend sees (cpu: hardware threads).
+  // Number of ranks; 0 = one per device the backend sees (cpu: hardware threads). On several
+  // nodes (under mpirun or srun, cluster/README.md): every node's, nodes x ranks_per_node.
   int n_parallel = 0;
+  // On several nodes: ranks on each node; 0 = one per device the backend sees there. Ignored on
+  // one node.
+  int ranks_per_node = 0;
   std::string backend = "cpu";
   // Which rank the master process is (it computes that rank's share and is the root of reduce
   // and gather).
@@ -297,7 +302,8 @@ class Session {
   int masterRank() const;
   const std::string& backend() const;
   bool closed() const;
-  // Process id of every rank (the master's own included), for diagnostics.
+  // Process id of every rank (the master's own included), for diagnostics; 0 for a rank on
+  // another node (its pid means nothing on this one).
   std::vector<int> pids() const;
 
   // A plugin by path ("build/lib/libmy_model.so", "./libm.so") or by name ("my_model": the file
@@ -367,16 +373,19 @@ class Session {
   void close();
 
  private:
-  friend Session forkSession(const ForkOptions&, BackendRegistry, std::shared_ptr<ModelLoader>);
+  friend Session forkSession(const ForkOptions&, BackendRegistry, std::shared_ptr<ModelLoader>,
+                             const NodeSpan&);
   explicit Session(std::shared_ptr<detail::SessionCore> core) : core_(std::move(core)) {}
   detail::SessionCore& core() const;
   std::shared_ptr<detail::SessionCore> core_;
 };
 
 // Forks the ranks with backends from `registry` and models from `loader`. Most programs call
-// synk::fork() (synk/synk.h), which supplies the default registry and the plugin loader.
+// synk::fork() (synk/synk.h), which supplies the default registry and the plugin loader, and,
+// under a launcher of several processes, the span over the nodes (node_span.h: each launcher
+// forks its node's ranks; only node 0's returns, as the master).
 // Throws UsageError when a session is already open in this process.
 Session forkSession(const ForkOptions& options, BackendRegistry registry,
-                    std::shared_ptr<ModelLoader> loader);
+                    std::shared_ptr<ModelLoader> loader, const NodeSpan& span = {});
 
 }  // namespace synk

@@ -1,17 +1,87 @@
 #include "synk/synk.h"
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "synk/cluster/launch_env.h"
 #include "synk/collectives/registry.h"
+#include "synk/core/error.h"
 #include "synk/core/plugin_search.h"
 #include "synk/plugins/host/dll_model_loader.h"
+#ifdef SYNK_WITH_MPI
+#include "synk/cluster/node_bridge.h"
+#endif
 
 namespace synk {
+namespace {
+
+bool independentSessions(const cluster::EnvLookup& env) {
+  const char* independent = env("SYNK_INDEPENDENT_SESSIONS");
+  return independent != nullptr && std::string_view(independent) == "1";
+}
+
+#ifdef SYNK_WITH_MPI
+// The bridge (cluster/node_bridge.h) as core's link between nodes.
+class BridgeLink : public NodeLink {
+ public:
+  BridgeLink(ControlBlock& cb, const cluster::NodeLayout& layout) : bridge_(cb, layout) {}
+  void stop() override { bridge_.stop(); }
+
+ private:
+  cluster::NodeBridge bridge_;
+};
+
+// One session over the launcher's processes, a node each: this one forks its node's ranks.
+NodeSpan spanNodes(const ForkOptions& options, const BackendRegistry& registry,
+                   const std::optional<cluster::LaunchEnv>& launch, const cluster::EnvLookup& env) {
+  cluster::NodeRequest request;
+  request.ranks_per_node = options.ranks_per_node;
+  if (request.ranks_per_node == 0) {  // every device of the backend (cpu: hardware threads)
+    const BackendFactory* factory = registry.find(options.backend);
+    request.ranks_per_node = factory ? factory->deviceCount() : 1;
+  }
+  request.total_ranks = options.n_parallel;
+  request.simulate_nodes = cluster::simulateNodesRequested(env);
+  cluster::NodeLayout layout;
+  try {
+    layout = cluster::planNodes(launch, request);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(str("fork: ", e.what()));
+  }
+  NodeSpan span;
+  span.nodes = layout.nodes;
+  span.node = layout.node;
+  span.ranks_per_node = layout.ranks_per_node;
+  span.start_link = [layout](ControlBlock& cb) -> std::unique_ptr<NodeLink> {
+    return std::make_unique<BridgeLink>(cb, layout);
+  };
+  return span;
+}
+#endif
+
+}  // namespace
 
 Session fork(const ForkOptions& options) {
-  cluster::refuseSeveralProcesses(cluster::processEnvironment());
-  return forkSession(options, makeDefaultRegistry(), std::make_shared<DllModelLoader>());
+  const cluster::EnvLookup env = cluster::processEnvironment();
+  const std::optional<cluster::LaunchEnv> launch = cluster::whoLaunched(env);
+  BackendRegistry registry = makeDefaultRegistry();
+  auto loader = std::make_shared<DllModelLoader>();
+  if (!launch || launch->processes == 1 || independentSessions(env)) {
+    return forkSession(options, std::move(registry), std::move(loader));
+  }
+#ifdef SYNK_WITH_MPI
+  const NodeSpan span = spanNodes(options, registry, cluster::detectLauncher(env), env);
+  return forkSession(options, std::move(registry), std::move(loader), span);
+#else
+  throw UsageError(
+      str("fork: this process is ", cluster::launcherName(launch->launcher), " process ",
+          launch->process, " of ", launch->processes,
+          ": a session over several nodes needs synk built with Open MPI (libopenmpi-dev; "
+          "cluster/README.md), and this one was built without it. Rebuild with it, run the program "
+          "once per machine without a launcher, or set SYNK_INDEPENDENT_SESSIONS=1 to run "
+          "independent sessions on purpose"));
+#endif
 }
 
 std::string pluginPath(const std::string& name) {

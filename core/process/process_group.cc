@@ -37,13 +37,12 @@ void bindToCpu(const std::vector<int>& cpus, int rank) {
 
 }  // namespace
 
-ProcessGroup::ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping)
+ProcessGroup::ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping, int own_rank)
     : options_(options),
       mapping_(std::move(mapping)),
       cb_(new (mapping_.data()) ControlBlock),
-      rank_(options.master_rank),
-      barrier_(*cb_, options.master_rank, options.n_ranks, options.spin,
-               options.yield_while_spinning),
+      rank_(own_rank),
+      barrier_(*cb_, own_rank, options.n_ranks, options.spin, options.yield_while_spinning),
       pids_(options.n_ranks, 0),
       reaped_(options.n_ranks, false) {}
 
@@ -61,25 +60,42 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
   if (options.startup_timeout.count() <= 0) {
     throw InvalidArgument("fork: startup_timeout must be positive");
   }
+  const NodeSpan& span = options.span;
+  if (span.several()) {
+    if (span.ranks_per_node < 1 || span.node < 0 || span.node >= span.nodes ||
+        options.n_ranks != span.nodes * span.ranks_per_node || !span.start_link) {
+      throw InvalidArgument(str("fork: a span of ", span.nodes, " nodes with ", span.ranks_per_node,
+                                " ranks each (this is node ", span.node, ") for ", options.n_ranks,
+                                " ranks", span.start_link ? "" : ", without a link between them"));
+    }
+    if (options.master_rank >= span.ranks_per_node) {
+      throw InvalidArgument(str("fork: master_rank ", options.master_rank,
+                                " is not on node 0, which holds ranks 0-", span.ranks_per_node - 1,
+                                " (the master is the launcher of node 0)"));
+    }
+  }
   SharedMapping mapping(ControlBlock::bytesFor(options.n_ranks));
-  std::unique_ptr<ProcessGroup> group(new ProcessGroup(options, std::move(mapping)));
+  // This process's own rank: the master on the master's node, else its node's first.
+  const int own = span.node == 0 ? options.master_rank : span.firstRank();
+  std::unique_ptr<ProcessGroup> group(new ProcessGroup(options, std::move(mapping), own));
   ControlBlock& cb = *group->cb_;
   cb.n_ranks = options.n_ranks;
   cb.master_rank = options.master_rank;
-  cb.master_pid = getpid();
+  cb.master_pid = getpid();  // the node's parent of every worker (the master on one node)
   for (int r = 0; r < options.n_ranks; ++r)
     new (&cb.slot(r)) RankSlot{};
+  group->owner_ = true;
   group->shm_prefix_ = sessionShmPrefix(cb.master_pid, randomToken());
-  group->pids_[options.master_rank] = cb.master_pid;
-  setLogRank(kLogMaster);
-  cb.slot(options.master_rank).pid = cb.master_pid;
+  group->pids_[own] = cb.master_pid;
+  setLogRank(own == options.master_rank ? kLogMaster : own);
+  cb.slot(own).pid = cb.master_pid;
 
   // Buffered output would otherwise be written once by every process that inherits it.
   std::fflush(nullptr);
   // Before the workers, which then close their copy of its pipe: only the master holds it.
   group->watcher_ = ShmWatcher::start(group->shm_prefix_);
-  for (int r = 0; r < options.n_ranks; ++r) {
-    if (r == options.master_rank) continue;
+  for (int r = group->firstLocal(); r < group->endLocal(); ++r) {
+    if (r == own) continue;
     const pid_t pid = ::fork();
     if (pid < 0) {
       const int err = errno;
@@ -90,8 +106,41 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
     if (pid == 0) group->runWorker(r, worker_main);
     group->pids_[r] = pid;
   }
-  bindToCpu(options.cpus, options.master_rank);
+  if (span.several()) {
+    // After the fork (MPI must not be initialised in a process that forks its ranks afterwards)
+    // and before any barrier.
+    try {
+      group->link_ = span.start_link(cb);
+    } catch (const std::exception& e) {
+      abortSession(cb, AbortReason::Fatal, own, str("the link to the other nodes: ", e.what()));
+      group->shutdown(std::chrono::milliseconds(2000));
+      throw;
+    }
+  }
+  bindToCpu(options.cpus, own - group->firstLocal());
+  if (own != options.master_rank) group->runNodeLeader(worker_main);
   return group;
+}
+
+void ProcessGroup::runNodeLeader(const WorkerMain& worker_main) {
+  int code = kExitFatal;
+  try {
+    code = worker_main(*this);
+  } catch (const std::exception& e) {
+    if (!aborted()) {
+      storeMessage(cb_->slot(rank_).message, e.what());
+      abortSession(*cb_, AbortReason::Fatal, rank_, str("rank ", rank_, " failed: ", e.what()));
+    }
+    code = kExitAborted;
+  } catch (...) {
+    abortSession(*cb_, AbortReason::Fatal, rank_,
+                 str("rank ", rank_, " failed: unknown exception"));
+  }
+  // The node's owner: its ranks, its shared memory and the link (whose end waits for the
+  // master's: this process ends with the session, as a worker does).
+  shutdown(std::chrono::milliseconds(5000));
+  std::fflush(nullptr);
+  _exit(code);  // never run the user's atexit handlers or static destructors
 }
 
 void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
@@ -99,9 +148,10 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != cb_->master_pid) _exit(kExitAborted);
   watcher_.forget();
+  owner_ = false;
   rank_ = rank;
   setLogRank(rank);
-  bindToCpu(options_.cpus, rank);
+  bindToCpu(options_.cpus, rank - firstLocal());
   barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin, options_.yield_while_spinning);
   pids_.assign(pids_.size(), 0);
   cb_->slot(rank).pid = getpid();
@@ -124,7 +174,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
 }
 
 ProcessGroup::~ProcessGroup() {
-  if (isMaster()) shutdown(std::chrono::milliseconds(2000));
+  if (owner_) shutdown(std::chrono::milliseconds(2000));
 }
 
 pid_t ProcessGroup::pidOf(int rank) const {
@@ -179,7 +229,7 @@ std::string ProcessGroup::describeExit(int rank, int wait_status) const {
 }
 
 void ProcessGroup::check() {
-  if (!isMaster()) {
+  if (!owner_) {
     if (getppid() != cb_->master_pid) {
       abortSession(*cb_, AbortReason::PeerDied, options_.master_rank, "the master process died");
       throwAborted(*cb_);
@@ -221,7 +271,7 @@ void ProcessGroup::reapExited() {
 }
 
 void ProcessGroup::endLateRanks() {
-  if (!isMaster() || shut_down_ || getpid() != cb_->master_pid) return;
+  if (!owner_ || shut_down_ || getpid() != cb_->master_pid) return;
   for (int r = 0; r < size(); ++r) {
     if (outstanding(r) && cb_->slot(r).late.load(std::memory_order_acquire)) {
       kill(pids_[r], SIGKILL);
@@ -233,8 +283,11 @@ void ProcessGroup::endLateRanks() {
 void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
   // A copy of the master made by fork() (no exec) holds this object too: the workers and the
   // segments are not its to end.
-  if (!isMaster() || shut_down_ || getpid() != cb_->master_pid) return;
+  if (!owner_ || shut_down_ || getpid() != cb_->master_pid) return;
   shut_down_ = true;
+  // First, so that the barrier in flight is carried through but the Shutdown below does not
+  // travel: every node ends its session itself, after the last command (Quit).
+  if (link_) link_->stop();
   if (!aborted()) abortSession(*cb_, AbortReason::Shutdown, rank_, "session closed");
   // A rank that missed a deadline will not leave by itself: end it now, so the failure is
   // reported at the deadline rather than a grace period later.
@@ -273,6 +326,7 @@ void ProcessGroup::shutdown(std::chrono::milliseconds grace) {
   }
   removeSegmentsWithPrefix(shm_prefix_);
   watcher_.release();
+  link_.reset();  // last: its end (MPI's) waits for every node's
 }
 
 }  // namespace synk

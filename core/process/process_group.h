@@ -18,6 +18,7 @@
 
 #include "synk/core/barrier.h"
 #include "synk/core/control_block.h"
+#include "synk/core/node_span.h"
 #include "synk/core/shm_segment.h"
 #include "synk/core/shm_watcher.h"
 #include "synk/core/waiter.h"
@@ -35,8 +36,11 @@ struct ProcessGroupOptions {
   std::chrono::microseconds spin{200};
   // Yield the core while spinning; fork() sets it when ranks outnumber hardware threads.
   bool yield_while_spinning = false;
-  // CPU each rank binds its process to (empty: no binding).
+  // CPU each rank of this node binds its process to, by local rank (empty: no binding).
   std::vector<int> cpus;
+  // Several nodes: n_ranks counts every node's; this process forks only its node's ranks and
+  // starts the link to the other nodes (node_span.h).
+  NodeSpan span;
 };
 
 // Exit codes of worker processes.
@@ -51,7 +55,11 @@ class ProcessGroup : public Liveness {
   using WorkerMain = std::function<int(ProcessGroup&)>;
 
   // Creates the control block and forks the workers. Each worker runs worker_main and exits with
-  // its result; only the master returns from create().
+  // its result; only the master returns from create(). On several nodes each node's launcher
+  // creates its node's group: it forks its node's ranks but its own, starts the link to the other
+  // nodes, and then — on node 0 — returns as the master; on another node it runs its own rank
+  // (the node's first) as a worker, then ends its node's ranks and shared memory and exits
+  // (_exit: 0 once the session ended, as the master closed it).
   static std::unique_ptr<ProcessGroup> create(const ProcessGroupOptions& options,
                                               const WorkerMain& worker_main);
   ~ProcessGroup() override;
@@ -62,6 +70,8 @@ class ProcessGroup : public Liveness {
   int size() const { return options_.n_ranks; }
   int masterRank() const { return options_.master_rank; }
   bool isMaster() const { return rank_ == options_.master_rank; }
+  // Whether the session spans several nodes (cluster/).
+  bool spansNodes() const { return options_.span.several(); }
   pid_t pidOf(int rank) const;
   ControlBlock& control() const { return *cb_; }
   Barrier& barrier() { return barrier_; }
@@ -80,19 +90,28 @@ class ProcessGroup : public Liveness {
   void check() override;
   bool aborted() const;
 
-  // Master only. Waits up to `grace` for the workers to exit (they leave on a Quit command or an
-  // abort), SIGKILLs the rest, reaps them and removes the session's shared memory. Idempotent.
+  // The process that forked this node's ranks only (the master; a node's launcher on the other
+  // nodes). Stops the link to the other nodes, waits up to `grace` for the workers to exit (they
+  // leave on a Quit command or an abort), SIGKILLs the rest, reaps them and removes the session's
+  // shared memory. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
-  // Master only, after a failure: SIGKILLs every rank that missed a deadline (it will not leave
-  // by itself) and removes the session's shared memory, without waiting for anything, so the
-  // failure is reported at the deadline. shutdown() then reaps every worker.
+  // The forking process only, after a failure: SIGKILLs every rank that missed a deadline (it will
+  // not leave by itself) and removes the session's shared memory, without waiting for anything, so
+  // the failure is reported at the deadline. shutdown() then reaps every worker.
   void endLateRanks();
   // Master only: the exit description of a reaped worker ("killed by signal 9 (SIGKILL)").
   std::string describeExit(int rank, int wait_status) const;
 
  private:
-  ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping);
+  ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping, int own_rank);
   [[noreturn]] void runWorker(int rank, const WorkerMain& worker_main);
+  // A node's launcher on a node without the master: its own rank as a worker, then its node's end.
+  [[noreturn]] void runNodeLeader(const WorkerMain& worker_main);
+  // The ranks this process forks or is: its node's (every rank on one node).
+  int firstLocal() const { return options_.span.several() ? options_.span.firstRank() : 0; }
+  int endLocal() const {
+    return options_.span.several() ? firstLocal() + options_.span.ranks_per_node : size();
+  }
   // A worker this master still has to collect: forked (a failed fork leaves pid 0, which
   // waitpid and kill would take for the whole process group) and not reaped yet.
   bool outstanding(int r) const { return r != rank_ && !reaped_[r] && pids_[r] > 0; }
@@ -109,8 +128,12 @@ class ProcessGroup : public Liveness {
   Barrier barrier_;
   std::string shm_prefix_;
   std::vector<pid_t> pids_;   // by rank
-  std::vector<bool> reaped_;  // master: whether the worker's exit was collected
-  ShmWatcher watcher_;        // master: removes the segments if this process dies first
+  std::vector<bool> reaped_;  // owner: whether the worker's exit was collected
+  ShmWatcher watcher_;        // owner: removes the segments if this process dies first
+  // The process that forked this node's ranks (the master on node 0), which reaps them and
+  // removes the node's shared memory; false in the workers.
+  bool owner_ = false;
+  std::unique_ptr<NodeLink> link_;  // owner, on several nodes: the barriers' link to the others
   bool shut_down_ = false;
 };
 

@@ -137,8 +137,18 @@ ShmWatcher ShmWatcher::start(const std::string& prefix) {
 
 void ShmWatcher::release() noexcept {
   if (fd_ < 0) return;
+  // A watcher that is gone (killed) leaves a pipe without reader, and writing to one raises
+  // SIGPIPE, which would end the master at close: blocked around the write, and taken if raised.
+  sigset_t pipe_signal, before;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &before);
   const char message = kReleased;
-  (void)!write(fd_, &message, 1);
+  if (write(fd_, &message, 1) < 0 && errno == EPIPE) {
+    const timespec now{0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   forget();
   // It leaves at once; reap it so it is no zombie of the master's (bounded: never hang here).
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);

@@ -139,17 +139,21 @@ TEST_CASE("a total the launch cannot give is refused with what to change", "[clu
   CHECK_THROWS_WITH(planNodes(env, {.ranks_per_node = 0}), Contains("at least 1, got 0"));
 }
 
-TEST_CASE("fork under a launcher of several processes is refused until sessions span them",
-          "[cluster]") {
-  CHECK_NOTHROW(refuseSeveralProcesses(mapEnv({})));
-  CHECK_NOTHROW(refuseSeveralProcesses(mapEnv(openMpi(1, 0, 1))));
-  CHECK_THROWS_AS(refuseSeveralProcesses(mapEnv(openMpi(2, 1, 1))), UsageError);
-  CHECK_THROWS_WITH(refuseSeveralProcesses(mapEnv(srunStep(2, 1, 2, 1, "1(x2)"))),
-                    Contains("slurm process 1 of 2") && Contains("not built yet") &&
-                        Contains("SYNK_INDEPENDENT_SESSIONS=1"));
-  auto independent = openMpi(2, 1, 1);
-  independent["SYNK_INDEPENDENT_SESSIONS"] = std::to_string(1);
-  CHECK_NOTHROW(refuseSeveralProcesses(mapEnv(independent)));
+TEST_CASE("whoLaunched reads only which launcher and how many processes", "[cluster]") {
+  CHECK_FALSE(whoLaunched(mapEnv({})).has_value());
+  const auto two = whoLaunched(mapEnv(openMpi(2, 1, 1)));
+  REQUIRE(two.has_value());
+  CHECK(two->launcher == Launcher::OpenMpi);
+  CHECK(two->processes == 2);
+  CHECK(two->process == 1);
+  // A variable only the layout reads, malformed: the whole view refuses it, this does not.
+  auto step = srunStep(2, 1, 2, 1, "1(x2)");
+  step["SLURM_NODEID"] = std::string(1, 'x');  // (a literal here trips GCC 12's -Wrestrict)
+  CHECK(whoLaunched(mapEnv(step))->processes == 2);
+  CHECK_THROWS_AS(detectLauncher(mapEnv(step)), InvalidArgument);
+  auto wrong = openMpi(2, 1, 1);
+  wrong["OMPI_COMM_WORLD_RANK"] = std::to_string(2);
+  CHECK_THROWS_WITH(whoLaunched(mapEnv(wrong)), Contains("OMPI_COMM_WORLD_RANK=2"));
 }
 
 TEST_CASE("SYNK_SIMULATE_NODES takes 1 or 0", "[cluster]") {

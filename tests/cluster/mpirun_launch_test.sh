@@ -2,8 +2,9 @@
 # synk-launch-info under a real mpirun (Open MPI from Debian): 3 launcher processes on this one
 # host, first as simulated nodes (SYNK_SIMULATE_NODES=1: one line per node, ranks node-major),
 # then without: every process must refuse, naming the mapping to use, and mpirun must fail.
-# Then a synk program (intro_example, cpu ranks) under mpirun -np 2: fork() refuses, since a
-# session over several processes is not built yet, unless SYNK_INDEPENDENT_SESSIONS=1.
+# Then a synk program (intro_example, cpu ranks) under mpirun -np 2 on this one host: fork()
+# refuses to make two nodes of one host unless told to (SYNK_SIMULATE_NODES=1), naming the
+# mapping to use; SYNK_INDEPENDENT_SESSIONS=1 runs a session per process on purpose.
 # Skips (77) where mpirun is missing.
 set -u
 tool=$1 program=$2
@@ -27,7 +28,7 @@ grep -q "synk-launch-info: 2 open-mpi processes share this host.*mpirun --map-by
 if err=$(timeout 120 mpirun --oversubscribe -np 2 "$program" --ranks 2 2>&1); then
   echo "FAIL: a synk program under mpirun -np 2 forked sessions:"; echo "$err"; exit 1
 fi
-grep -q "open-mpi process [01] of 2, but one session over several processes or nodes is not built yet" \
+grep -q "2 open-mpi processes share this host.*mpirun --map-by ppr:1:node.*SYNK_SIMULATE_NODES=1" \
   <<< "$err" || { echo "FAIL: the program's refusal does not say why:"; echo "$err"; exit 1; }
 out=$(timeout 120 mpirun --oversubscribe -np 2 -x SYNK_INDEPENDENT_SESSIONS=1 "$program" --ranks 2 2>&1) \
   || { echo "FAIL: independent sessions on purpose failed:"; echo "$out"; exit 1; }

@@ -239,6 +239,7 @@ int main(int argc, char** argv) {
     // Reap the node's ranks; once the session is aborted, one that never arrives is killed.
     int failed = 0;
     size_t left = children.size();
+    bool late_killed = false;
     while (left > 0) {
       int status = 0;
       const pid_t pid = waitpid(-1, &status, WNOHANG);
@@ -247,11 +248,12 @@ int main(int argc, char** argv) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
         continue;
       }
-      if (cb->abort.load() != 0 && scenario == "late" && layout.node == layout.nodes - 1) {
-        kill(children.back(), SIGKILL);  // the late rank: it is known not to come
+      if (cb->abort.load() != 0 && scenario == "late" && layout.node == layout.nodes - 1 &&
+          !late_killed) {
+        kill(children.back(), SIGKILL);  // the late rank (the last): it is known not to come
         waitpid(children.back(), &status, 0);
         --left;
-        children.pop_back();
+        late_killed = true;
         continue;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));

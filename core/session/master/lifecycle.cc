@@ -29,16 +29,17 @@ void finishPendingTeardown() noexcept {
 
 // CPUs for the ranks of a session on host memory (a backend that binds no devices): the r-th CPU
 // this process may run on, when there are enough for every rank to have its own.
-std::vector<int> rankCpus(const ForkOptions& options, const BackendFactory& factory) {
+// `local_ranks`: the ranks on this node.
+std::vector<int> rankCpus(const ForkOptions& options, const BackendFactory& factory,
+                          int local_ranks) {
   if (!options.bind_cpus || factory.bindsDevices()) return {};
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};
   std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < options.n_parallel;
-       ++cpu) {
+  for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < local_ranks; ++cpu) {
     if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
   }
-  if (static_cast<int>(cpus.size()) < options.n_parallel) return {};
+  if (static_cast<int>(cpus.size()) < local_ranks) return {};
   return cpus;
 }
 
@@ -54,17 +55,19 @@ SessionLifecycle::~SessionLifecycle() {
   close();  // only the master closes; in a copy made by fork(), close() only lets go
 }
 
-void SessionLifecycle::start() {
+void SessionLifecycle::start(const NodeSpan& span) {
   ProcessGroupOptions pg;
   pg.n_ranks = options_.n_parallel;
   pg.master_rank = options_.master_rank;
   pg.timeout = options_.timeout;
   pg.startup_timeout = options_.startup_timeout;
   pg.spin = options_.spin;
+  pg.span = span;
+  const int local_ranks = span.several() ? span.ranks_per_node : options_.n_parallel;
   // More ranks than hardware threads: a spinning rank would hold the core its peer needs.
-  pg.cpus = rankCpus(options_, *factory_);
+  pg.cpus = rankCpus(options_, *factory_, local_ranks);
   pg.yield_while_spinning =
-      options_.n_parallel > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      local_ranks > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });
   group_ = owned_group_.get();
   steps_.attach(*group_);
@@ -131,6 +134,14 @@ void SessionLifecycle::throwClosed() const {
     throw UsageError(str("the session was aborted and is closed: ", abort_reason_));
   }
   throw UsageError("the session is closed");
+}
+
+void SessionLifecycle::requireOneNode(const char* what) const {
+  if (group_ == nullptr || !group_->spansNodes()) return;
+  throw UsageError(str(what, ": this session spans ", group_->size(),
+                       " ranks on several nodes, and moving data between them (models' "
+                       "variables, Data, collectives) is not built yet (cluster/README.md, "
+                       "\"Next\"): steps, barriers and failures cross nodes today"));
 }
 
 StepResult SessionLifecycle::runStep(Opcode opcode, const ByteWriter& payload,

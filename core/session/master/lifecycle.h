@@ -40,8 +40,9 @@ class SessionLifecycle {
   SessionLifecycle(const SessionLifecycle&) = delete;
   SessionLifecycle& operator=(const SessionLifecycle&) = delete;
 
-  // Forks and starts every rank's backend. Returns in the master; workers never return.
-  void start();
+  // Forks and starts every rank's backend. Returns in the master; workers never return (nor does
+  // a node's launcher on a node without the master: `span`, node_span.h).
+  void start(const NodeSpan& span = {});
   void close();
   bool closed() const { return closed_; }
   // Whether this process is the one that forked the ranks (not a copy of it made by fork()):
@@ -68,6 +69,10 @@ class SessionLifecycle {
   void abortAndClose(const std::string& reason) noexcept;
 
   int size() const { return options_.n_parallel; }
+  // Throws UsageError naming `what` when the session spans several nodes: what moves data
+  // between ranks (models' variables, Data, collectives) does not cross nodes yet
+  // (cluster/README.md, "Next").
+  void requireOneNode(const char* what) const;
   const ForkOptions& options() const { return options_; }
   ProcessGroup& group() { return *group_; }
   const std::string& shmPrefix() const { return group_->shmPrefix(); }

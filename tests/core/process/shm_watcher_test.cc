@@ -109,3 +109,23 @@ TEST_CASE("a session closed normally dismisses its watcher", "[core]") {
   if (children) std::getline(children, listed);
   CHECK(listed.find_first_not_of(' ') == std::string::npos);
 }
+
+TEST_CASE("a session whose watcher was killed still closes (no SIGPIPE ends the master)",
+          "[core]") {
+  Session session = test::forkForTest(2);
+  Data keep = session.data(Array(DType::Float32, {1024}));
+  pid_t watcher = 0;
+  std::ifstream children(str("/proc/self/task/", getpid(), "/children"));
+  for (pid_t child = 0; children >> child;) {
+    std::ifstream comm(str("/proc/", child, "/comm"));
+    std::string name;
+    if (comm >> name && name == "synk-watcher") watcher = child;
+  }
+  REQUIRE(watcher > 0);
+  REQUIRE(kill(watcher, SIGKILL) == 0);
+  while (test::processAlive(watcher) && waitpid(watcher, nullptr, WNOHANG) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  session.close();  // writes to the watcher's pipe, whose reader is gone
+  CHECK(test::segmentsOfThisProcess() == 0);
+}

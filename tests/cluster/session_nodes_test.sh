@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One synk session over several nodes (cluster/README.md) under a real mpirun, each launcher a
+# simulated node of this host (SYNK_SIMULATE_NODES=1) forking its node's cpu ranks:
+#  - 2 nodes x 1 rank, 2 x 2, 3 x 1: the master sees every node's ranks and passes 300 barrier
+#    steps; what moves data (load, data) is refused by name; close ends every node's processes,
+#    and the job ends with every launcher's exit 0 (MPI finished cleanly everywhere); no shared
+#    memory is left behind;
+#  - 2 x 2: a rank of node 1 killed (SIGKILL) while the master steps: the master raises
+#    PeerFailure naming rank 3 and how it ended, within seconds; every process ends.
+# Skips (77) where mpirun is missing.
+set -u
+check=$1
+command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
+# Shared memory left by this job's nodes: names carry their owner's pid (the launchers', written
+# to $work by the program before it forks). Other tests may run beside this one.
+left_behind() {
+  for file in "$work"/node-*.pid; do
+    ls /dev/shm 2>/dev/null | grep "^synk-[^-]*-$(cat "$file")-"
+  done
+}
+
+for shape in 2x1 2x2 3x1; do
+  nodes=${shape%x*} per_node=${shape#*x}
+  rm -f "$work"/node-*.pid
+  out=$(SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np "$nodes" \
+          -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR "$check" ok "$per_node" 2>&1) \
+    || { echo "FAIL: $shape: the job did not end well:"; echo "$out"; exit 1; }
+  grep -qxF "master: $((nodes * per_node)) ranks, master rank 0" <<< "$out" \
+    || { echo "FAIL: $shape: the session's size:"; echo "$out"; exit 1; }
+  [[ $(grep -c '^master: [0-9]* ranks' <<< "$out") == 1 ]] \
+    || { echo "FAIL: $shape: fork() returned on a node without the master:"; echo "$out"; exit 1; }
+  for what in data load; do
+    grep -q "^master: refused: $what: this session spans $((nodes * per_node)) ranks on several nodes" \
+      <<< "$out" || { echo "FAIL: $shape: $what not refused by name:"; echo "$out"; exit 1; }
+  done
+  grep -qxF "master: closed" <<< "$out" || { echo "FAIL: $shape: no close:"; echo "$out"; exit 1; }
+  [[ $(ls "$work"/node-*.pid | wc -l) == "$nodes" ]] || { echo "FAIL: $shape: pid files"; exit 1; }
+  [[ -z $(left_behind) ]] || { echo "FAIL: $shape: shared memory left: $(left_behind)"; exit 1; }
+done
+
+# A rank of node 1 (2 x 2: ranks 2 and 3; rank 3 is the only child of node 1's launcher) killed.
+# After the failure node 1's launcher ends on its own (MPI unfinished, exit 71): mpirun must not
+# take that for the job's failure before the master reported.
+start=$SECONDS
+rm -f "$work"/node-*.pid
+SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 \
+  -x SYNK_CHECK_PID_DIR --mca orte_allowed_exit_without_sync 1 \
+  --mca orte_abort_on_non_zero_status 0 "$check" kill 2 > "$work/out" 2>&1 &
+job=$!
+for _ in $(seq 600); do  # until the master steps (at most 60 s)
+  grep -q "^master: ready" "$work/out" 2>/dev/null && break
+  kill -0 $job 2>/dev/null || break
+  read -rt 0.1 <> <(:) || true
+done
+grep -q "^master: ready" "$work/out" || { echo "FAIL: the master never got ready:"; cat "$work/out"; exit 1; }
+leader=$(cat "$work/node-1.pid")
+victim=""  # the launcher's child that is a rank, not its shared-memory watcher
+for child in $(pgrep -P "$leader"); do
+  [[ $(cat "/proc/$child/comm" 2>/dev/null) == synk-watcher ]] || victim=$child
+done
+[[ -n $victim ]] || { echo "FAIL: node 1's launcher $leader has no rank child"; cat "$work/out"; exit 1; }
+kill -KILL $victim
+wait $job
+took=$((SECONDS - start))
+out=$(cat "$work/out")
+grep -q "^master: PeerFailure: rank 3 (pid $victim) was killed by signal 9 (SIGKILL" <<< "$out" \
+  || { echo "FAIL: the master did not name the killed rank:"; echo "$out"; exit 1; }
+(( took < 30 )) || { echo "FAIL: the failure took $took s to end the job"; echo "$out"; exit 1; }
+kill -0 "$leader" 2>/dev/null && { echo "FAIL: node 1's launcher outlived the job"; exit 1; }
+[[ -z $(left_behind) ]] || { echo "FAIL: after the kill, shared memory left: $(left_behind)"; exit 1; }
+echo "PASS"
