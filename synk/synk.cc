@@ -53,6 +53,7 @@ NodeSpan spanNodes(const ForkOptions& options, const BackendRegistry& registry,
   span.nodes = layout.nodes;
   span.node = layout.node;
   span.ranks_per_node = layout.ranks_per_node;
+  span.nodes_on_host = launch ? launch->on_this_host : 1;
   span.start_link = [layout](ControlBlock& cb) -> std::unique_ptr<NodeLink> {
     return std::make_unique<BridgeLink>(cb, layout);
   };

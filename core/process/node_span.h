@@ -24,6 +24,8 @@ struct NodeSpan {
   int nodes = 1;
   int node = 0;
   int ranks_per_node = 0;  // 0 on one node: every rank of the session
+  // Nodes sharing this host (simulated nodes, SYNK_SIMULATE_NODES: their ranks share its cores).
+  int nodes_on_host = 1;
   // Starts the link on this node's control block (sized for every rank of the session, the
   // other nodes' too), in the launcher after it forked its node's ranks, before any barrier.
   std::function<std::unique_ptr<NodeLink>(ControlBlock&)> start_link;

@@ -64,10 +64,12 @@ void SessionLifecycle::start(const NodeSpan& span) {
   pg.spin = options_.spin;
   pg.span = span;
   const int local_ranks = span.several() ? span.ranks_per_node : options_.n_parallel;
-  // More ranks than hardware threads: a spinning rank would hold the core its peer needs.
+  // More ranks than hardware threads: a spinning rank would hold the core its peer needs (on
+  // several nodes the bridge, a thread of the node's owner, polls beside them).
   pg.cpus = rankCpus(options_, *factory_, local_ranks);
+  const int pollers = (local_ranks + (span.several() ? 1 : 0)) * std::max(1, span.nodes_on_host);
   pg.yield_while_spinning =
-      local_ranks > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      pollers > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   owned_group_ = ProcessGroup::create(pg, [this](ProcessGroup& g) { return workerMain(g); });
   group_ = owned_group_.get();
   steps_.attach(*group_);
