@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -124,9 +126,20 @@ struct NodeBridge::Thread {
   // has received what it held (each sent its next packet only after that).
   std::vector<std::byte> out[2];
   std::vector<MPI_Request> sends[2];
-  std::vector<std::byte> in;   // a packet received
-  std::vector<bool> applied;   // per node: its packet of the current barrier applied
-  std::promise<void> started;  // MPI up and the launch checked, or why not
+  std::vector<std::byte> in;  // a packet received
+  std::vector<bool> applied;  // per node: its packet of the current barrier applied
+  // Work posted by this process's rank (onMpiThread), run between polls.
+  struct Job {
+    std::function<void()> work;
+    std::exception_ptr error;
+    std::atomic<bool> done{false};
+  };
+  std::mutex jobs_mutex;
+  std::deque<std::shared_ptr<Job>> jobs;
+  std::atomic<int> jobs_posted{0};
+  std::atomic<bool> ended{false};  // the loop is over: no job runs any more
+  std::atomic<bool> stuck{false};  // a job outlived its caller's deadline
+  std::promise<void> started;      // MPI up and the launch checked, or why not
   std::thread thread;
 
   void main();
@@ -134,6 +147,9 @@ struct NodeBridge::Thread {
   void loop();
   // One barrier: false when the bridge stops or the session is aborted first.
   bool bridge(uint64_t epoch);
+  // Runs the posted jobs (true if any ran); after the loop, fails those left.
+  bool runJobs();
+  void failJobs();
   bool localArrived(uint64_t epoch) const;
   void pack(uint64_t epoch, std::vector<std::byte>& packet);
   void send(uint64_t epoch);
@@ -164,7 +180,9 @@ void NodeBridge::Thread::main() {
   started.set_value();
   try {
     loop();
+    failJobs();
   } catch (const std::exception& e) {
+    failJobs();
     abortSession(cb, AbortReason::Fatal, layout.firstRank(),
                  str("node ", layout.node, "'s bridge to the other nodes failed: ", e.what()));
     if (!abandoned) sendAbort();
@@ -208,6 +226,10 @@ bool NodeBridge::Thread::bridge(uint64_t epoch) {
       send(epoch);
       sent = progress = true;
     }
+    // After the send: a rank passes a barrier once every other node's packet came, maybe before
+    // this bridge saw it arrive, and may then post work whose MPI calls wait for the other nodes,
+    // which wait for this node's packet.
+    progress = runJobs() || progress;
     for (int k = 0; k < layout.nodes; ++k) {
       if (k == layout.node || applied[k] || !receive(k, epoch)) continue;
       applied[k] = true;
@@ -238,6 +260,41 @@ bool NodeBridge::Thread::bridge(uint64_t epoch) {
   return true;
 }
 
+bool NodeBridge::Thread::runJobs() {
+  if (jobs_posted.load(std::memory_order_acquire) == 0) return false;
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::lock_guard lock(jobs_mutex);
+      if (jobs.empty()) return true;
+      job = std::move(jobs.front());
+      jobs.pop_front();
+      jobs_posted.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    try {
+      // An aborted session's other nodes would never join the job's collectives.
+      if (cb.abort.load(std::memory_order_acquire) != 0) {
+        throw UsageError("the session was aborted: no more work between nodes");
+      }
+      job->work();
+    } catch (...) {
+      job->error = std::current_exception();
+    }
+    job->done.store(true, std::memory_order_release);
+  }
+}
+
+void NodeBridge::Thread::failJobs() {
+  std::lock_guard lock(jobs_mutex);
+  ended.store(true, std::memory_order_release);
+  for (const std::shared_ptr<Job>& job : jobs) {
+    job->error = std::make_exception_ptr(
+        UsageError("the link between nodes ended (the session stopped or was aborted)"));
+    job->done.store(true, std::memory_order_release);
+  }
+  jobs.clear();
+}
+
 bool NodeBridge::Thread::localArrived(uint64_t epoch) const {
   for (int r = layout.firstRank(); r < layout.firstRank() + layout.ranks_per_node; ++r) {
     if (cb.slot(r).arrived.load(std::memory_order_acquire) < epoch) return false;
@@ -251,16 +308,14 @@ void NodeBridge::Thread::pause(const Pacer& pacer, bool sent) {
     sched_yield();
     return;
   }
-  if (sent) {
-    std::this_thread::sleep_for(slice);
-    return;
-  }
   // As a waiting rank does (core/barrier.cc): announce a sleeper, re-check, sleep until an
-  // arrival wakes it or the slice ends (then poll MPI again).
+  // arrival or a posted job wakes it or the slice ends (then poll MPI again).
   cb.sleepers.fetch_add(1, std::memory_order_seq_cst);
   const uint32_t word = cb.wake_word.load(std::memory_order_seq_cst);
-  if (!localArrived(bridged.load(std::memory_order_relaxed) + 1))
+  const bool due = !sent && localArrived(bridged.load(std::memory_order_relaxed) + 1);
+  if (!due && jobs_posted.load(std::memory_order_seq_cst) == 0) {
     futexWait(cb.wake_word, word, slice);
+  }
   cb.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
@@ -437,13 +492,62 @@ NodeBridge::NodeBridge(ControlBlock& cb, const NodeLayout& layout, BridgeOptions
 
 NodeBridge::~NodeBridge() {
   stop();
-  if (thread_->thread.joinable()) thread_->thread.join();
+  if (!thread_->thread.joinable()) return;
+  if (thread_->stuck.load(std::memory_order_acquire)) {
+    // Inside MPI for good, maybe: it cannot be joined, and its state must outlive it.
+    thread_->thread.detach();
+    (void)thread_.release();
+    return;
+  }
+  thread_->thread.join();
 }
 
 void NodeBridge::stop() {
   if (thread_->stopping.load(std::memory_order_acquire)) return;
   thread_->stop_deadline = Clock::now() + kStopGrace;
   thread_->stopping.store(true, std::memory_order_release);
+}
+
+void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter) {
+  Thread& t = *thread_;
+  if (t.stuck.load(std::memory_order_acquire)) {
+    throw UsageError(what + ": the link between nodes timed out before");
+  }
+  auto job = std::make_shared<Thread::Job>();
+  job->work = std::move(work);
+  {
+    std::lock_guard lock(t.jobs_mutex);
+    if (t.ended.load(std::memory_order_acquire)) {
+      throw UsageError(what +
+                       ": the link between nodes ended (the session stopped or was aborted)");
+    }
+    t.jobs.push_back(job);
+    t.jobs_posted.fetch_add(1, std::memory_order_seq_cst);
+  }
+  if (t.cb.sleepers.load(std::memory_order_seq_cst) > 0) wakeSleepers(t.cb);
+  const Pacer pacer(t.options.spin);
+  while (!job->done.load(std::memory_order_acquire)) {
+    try {
+      waiter.check();  // the session's abort, a peer's death
+    } catch (...) {
+      // The job may still run, or be inside MPI for good: the link is not this session's any
+      // more (it is not joined at its end).
+      t.stuck.store(true, std::memory_order_release);
+      throw;
+    }
+    if (Clock::now() >= waiter.deadline()) {
+      t.stuck.store(true, std::memory_order_release);
+      throw Timeout(str(what, ": not done by the deadline on node ", t.layout.node, " of ",
+                        t.layout.nodes, " (a node's leader late, stopped or gone)"));
+    }
+    const auto slice = pacer.next();
+    if (slice.count() == 0) {
+      sched_yield();
+    } else {
+      std::this_thread::sleep_for(std::min<Clock::duration>(slice, std::chrono::microseconds(50)));
+    }
+  }
+  if (job->error) std::rethrow_exception(job->error);
 }
 
 uint64_t NodeBridge::barriers() const {

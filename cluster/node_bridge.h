@@ -22,16 +22,19 @@
 // sleeps 50 us between polls for 10 ms, then 1 ms: a first command after a long idle pays up to a
 // millisecond, a loop of steps none.
 //
-// Not yet carried across nodes (README, "Next"): a command too large for the control block (its
-// blob lives in the master node's shared memory), step times, anything in shared memory
-// (Data, blobs, the shm collectives).
+// It also runs its process's rank's work that calls MPI (onMpiThread: the collectives of a
+// session with one rank per node, leader_communicator.h) between barriers. Not carried: step
+// times, a command too large for the control block (refused across nodes by the step runner).
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "synk/cluster/launch_env.h"
 #include "synk/core/control_block.h"
+#include "synk/core/waiter.h"
 
 namespace synk::cluster {
 
@@ -58,6 +61,13 @@ class NodeBridge {
   // Ends the thread at the next barrier it waits for. Call it when this node's ranks are done
   // (every node passed the last barrier, or the session was aborted).
   void stop();
+
+  // Runs `work`, which may call MPI (a collective of every node's leader: each runs the same
+  // work in the same order), on the bridge's thread between barriers, and waits for it with
+  // `waiter`: its deadline (Timeout naming `what`; the bridge's thread may then be inside MPI for
+  // good, so the link is unusable and the session must end), the session's abort and the peers'
+  // liveness. An exception `work` throws is rethrown here.
+  void onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter);
 
   // Barriers bridged so far.
   uint64_t barriers() const;

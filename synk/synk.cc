@@ -10,6 +10,7 @@
 #include "synk/core/plugin_search.h"
 #include "synk/plugins/host/dll_model_loader.h"
 #ifdef SYNK_WITH_MPI
+#include "synk/cluster/leader_communicator.h"
 #include "synk/cluster/node_bridge.h"
 #endif
 
@@ -25,10 +26,15 @@ bool independentSessions(const cluster::EnvLookup& env) {
 // The bridge (cluster/node_bridge.h) as core's link between nodes.
 class BridgeLink : public NodeLink {
  public:
-  BridgeLink(ControlBlock& cb, const cluster::NodeLayout& layout) : bridge_(cb, layout) {}
+  BridgeLink(ControlBlock& cb, const cluster::NodeLayout& layout)
+      : layout_(layout), bridge_(cb, layout) {}
   void stop() override { bridge_.stop(); }
+  std::unique_ptr<Communicator> hostCommunicator() override {
+    return std::make_unique<cluster::LeaderCommunicator>(bridge_, layout_);
+  }
 
  private:
+  cluster::NodeLayout layout_;
   cluster::NodeBridge bridge_;
 };
 

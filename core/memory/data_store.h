@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "synk/core/memory/blob.h"
+#include "synk/core/shm_segment.h"
 
 namespace synk::detail {
 
@@ -23,11 +25,21 @@ class DataStore {
 
   // Every rank, once its device exists: maps blobs for it.
   void open(const std::string& prefix, Device* device) {
+    prefix_ = prefix;
     blobs_ = std::make_unique<BlobCache>(prefix, device);
   }
+  // A rank on a node without the master (core/step/ship_data.h): the segment in this node's
+  // shared memory that holds the master's blob `ref`, named as the master names it, made (an
+  // older generation's removed) when `ref`'s generation is new here.
+  std::byte* receiveBlob(const BlobRef& ref);
+  // The master released blob `id`: this node's copy goes too.
+  void forgetShipped(uint64_t id);
   BlobCache& blobs() { return *blobs_; }
   // Unmaps everything (before the device goes away: device copies are freed).
-  void close() noexcept { blobs_.reset(); }
+  void close() noexcept {
+    blobs_.reset();
+    shipped_.clear();
+  }
   // In a copy of the master made by fork(): forgets the mappings without freeing their device
   // copies (the device is the master's).
   void abandon() noexcept { (void)blobs_.release(); }
@@ -35,7 +47,13 @@ class DataStore {
  private:
   uint64_t next_blob_id_ = 1;
   std::vector<uint64_t> pending_releases_;
+  std::string prefix_;
   std::unique_ptr<BlobCache> blobs_;
+  struct Shipped {
+    uint64_t generation = 0;
+    ShmSegment segment;
+  };
+  std::unordered_map<uint64_t, Shipped> shipped_;  // by blob id: this node's copies
 };
 
 }  // namespace synk::detail

@@ -12,12 +12,17 @@
 
 namespace synk {
 
+class Communicator;
+
 class NodeLink {
  public:
   // Destroying it ends the link (and joins what it runs).
   virtual ~NodeLink() = default;
   // Asks it to end after the barrier in flight (the node's ranks are done).
   virtual void stop() = 0;
+  // The collectives across nodes of this process's rank, on host memory (the cpu backend's),
+  // where each node has one rank (NodeSpan::ranks_per_node == 1).
+  virtual std::unique_ptr<Communicator> hostCommunicator() = 0;
 };
 
 struct NodeSpan {

@@ -70,8 +70,11 @@ class ProcessGroup : public Liveness {
   int size() const { return options_.n_ranks; }
   int masterRank() const { return options_.master_rank; }
   bool isMaster() const { return rank_ == options_.master_rank; }
-  // Whether the session spans several nodes (cluster/).
+  // Whether the session spans several nodes (cluster/), how, and (the process that forked this
+  // node's ranks only) the link to the other nodes.
   bool spansNodes() const { return options_.span.several(); }
+  const NodeSpan& span() const { return options_.span; }
+  NodeLink* link() const { return link_.get(); }
   pid_t pidOf(int rank) const;
   ControlBlock& control() const { return *cb_; }
   Barrier& barrier() { return barrier_; }

@@ -17,6 +17,7 @@ SessionCore::SessionCore(const ForkOptions& options, BackendRegistry registry,
   steps_.handle(Opcode::Distribute, distribute_handler_);
   steps_.handle(Opcode::Call, call_handler_);
   steps_.handle(Opcode::Collective, collective_handler_);
+  steps_.handle(Opcode::ShipData, ship_data_handler_);
 }
 
 std::pair<uint32_t, uint32_t> SessionCore::resolve(const Variable& variable,

@@ -39,6 +39,7 @@
 #include "synk/core/step/call_exec.h"
 #include "synk/core/step/collective_exec.h"
 #include "synk/core/step/distribute.h"
+#include "synk/core/step/ship_data.h"
 #include "synk/core/step/step_runner.h"
 
 namespace synk::detail {
@@ -98,6 +99,7 @@ class SessionCore : public std::enable_shared_from_this<SessionCore> {
   DistributeHandler distribute_handler_;
   CallHandler call_handler_{rank_, table_, call_collectives_};
   CollectiveHandler collective_handler_{rank_, table_, uniform_shapes_};
+  ShipDataHandler ship_data_handler_{rank_, data_store_};
 
   // The master's side. The lifecycle is destroyed before the tables above (members go in reverse
   // order), so that closing at destruction can still free them.

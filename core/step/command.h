@@ -13,7 +13,15 @@
 
 namespace synk {
 
-enum class Opcode : uint32_t { Quit = 1, Barrier, Distribute, Call, Collective, Synchronize };
+enum class Opcode : uint32_t {
+  Quit = 1,
+  Barrier,
+  Distribute,
+  Call,
+  Collective,
+  Synchronize,
+  ShipData
+};
 
 enum class ErrorKind : int32_t { Ok = 0, InvalidArgument = 1, Plugin = 2, Other = 3 };
 

@@ -13,9 +13,9 @@
 namespace synk::detail {
 
 const std::string& stepName(Opcode opcode) {
-  static const std::string kNames[] = {"step 'unknown'",    "step 'quit'", "step 'barrier'",
-                                       "step 'distribute'", "step 'call'", "step 'collective'",
-                                       "step 'synchronize'"};
+  static const std::string kNames[] = {"step 'unknown'",     "step 'quit'",     "step 'barrier'",
+                                       "step 'distribute'",  "step 'call'",     "step 'collective'",
+                                       "step 'synchronize'", "step 'ship data'"};
   const auto index = static_cast<size_t>(opcode);
   return kNames[index < std::size(kNames) ? index : 0];
 }
@@ -65,6 +65,12 @@ bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t h
   } else {
     // Too large for the control block (long index lists): ship it in a blob, which grows. Never
     // posted: the blob is rewritten by the next step.
+    if (group_->spansNodes()) {  // the blob would be in this node's shared memory only
+      throw UsageError(str(stepName(opcode), ": its arguments take ", framed.size(),
+                           " bytes, more than the control block's ", kCommandBytes - sizeof header,
+                           ", and a command that large does not cross nodes yet "
+                           "(cluster/README.md, \"Next\"): pass shorter index lists"));
+    }
     if (!payload_blob_ || payload_blob_->size() < framed.size()) {
       if (payload_blob_) ShmSegment::remove(payload_blob_->name());
       if (!payload_blob_id_) payload_blob_id_ = data_.nextBlobId();
@@ -99,8 +105,10 @@ ByteReader StepRunner::readCommand(Opcode& opcode, size_t half, bool& posted) {
     reader = ByteReader(blob_copy_.data(), blob_copy_.size());
   }
   if (opcode != Opcode::Quit) {
-    for (uint64_t id : reader.getVector<uint64_t>())
+    for (uint64_t id : reader.getVector<uint64_t>()) {
       data_.blobs().release(id);
+      data_.forgetShipped(id);  // another node's copy of it
+    }
   }
   return reader;
 }

@@ -1,13 +1,19 @@
 // A synk program run under mpirun with simulated nodes (SYNK_SIMULATE_NODES=1) to check one
 // session over several nodes (cluster/README.md); session_nodes_test.sh starts it and reads what
 // it prints. Every launcher calls synk::fork(); only node 0's returns, as the master.
-//   session_nodes_check ok RANKS_PER_NODE     the session's size, 300 barrier steps, then what
-//       does not cross nodes yet refused by name (load, data), then close: every node's
-//       processes end and the job ends cleanly
+//   session_nodes_check ok RANKS_PER_NODE     the session's size, 300 barrier steps, then (with
+//       several ranks per node) what does not cross nodes yet refused by name (data, load), then
+//       close: every node's processes end and the job ends cleanly
 //   session_nodes_check kill RANKS_PER_NODE   the master steps until a rank of another node is
 //       killed (the test script kills it): it must raise PeerFailure naming that rank
 //   session_nodes_check bench RANKS_PER_NODE  barrier steps: medians of 5 runs of 2000 (a
 //       benchmark, not a test)
+//   session_nodes_check models 1          the test model (synk_testkit): a call without inputs
+//       whose outputs are reduced, every variable collective with every op on every dtype, calls
+//       on a scattered Data input (then written again, then grown: a new generation), a scatter
+//       from a Data; each result printed exactly ("value: ..." lines, floats in hex)
+//   session_nodes_check models-local N    the same on one machine, N ranks, no launcher: the
+//       test script compares the two outputs line for line
 // Before fork() each launcher writes its pid to $SYNK_CHECK_PID_DIR/node-<launcher index>.pid
 // (the script finds a remote rank there: the node's ranks are its launcher's children).
 // The master prints "master: ..." lines; exit 0 when the scenario went as it should.
@@ -44,6 +50,75 @@ double barrierMicros(Session& session, int steps) {
          steps;
 }
 
+// Every element exactly: integers in decimal, floating values in hex (%a).
+void printValue(const std::string& what, const Array& a) {
+  std::string line = "value: " + what + ":";
+  char buf[64];
+  for (int64_t i = 0; i < a.size(); ++i) {
+    std::snprintf(buf, sizeof buf, " %a", a.flat(i));
+    line += buf;
+  }
+  std::printf("%s\n", line.c_str());
+}
+
+// The test model's call and variable collectives, every result printed.
+void runModels(Session& session) {
+  Model model = session.load(pluginPath("synk_testkit"));
+  Function info = session.function(model, "rank_info");
+  const std::vector<Array> outs = info({});
+  for (size_t k = 0; k < outs.size(); ++k)
+    printValue(str("rank_info output ", k), outs[k]);
+  Function fill = session.function(model, "fill_ranked");
+  const char* typed[] = {"var_f32", "var_f64", "var_i32", "var_i64",
+                         "var_u8",  "var_f16", "var_bf16"};
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min, ReduceOp::Avg}) {
+    for (const char* name : typed) {
+      Variable v = model.variable(name);
+      if (op == ReduceOp::Avg && !isFloating(v.dtype())) continue;
+      fill({});
+      session.allReduce({v}, op);
+      printValue(str(name, " all_reduce ", reduceOpName(op)), session.gather({v}, 1).at(0));
+      fill({});
+      printValue(str(name, " reduce ", reduceOpName(op)), session.reduce({v}, op).at(0));
+    }
+  }
+  // Data: a call's scattered input (every node gets the Data), then a new version (written
+  // again), then a new generation (grown), each read on every node; a scatter from a Data.
+  Function plus = session.function(model, "x_plus_v");
+  auto values = [](int64_t n, double scale, double shift) {
+    std::vector<float> out(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      out[static_cast<size_t>(i)] = static_cast<float>(scale * static_cast<double>(i % 9) + shift);
+    return out;
+  };
+  const int64_t n = session.size();
+  const int64_t rows_x = 8 * n;  // the test model's v holds 8 rows on each rank
+  Data xs = session.data(Array::of<float>({rows_x, 2}, values(rows_x * 2, 0.25, 1.0 / 3.0)));
+  const std::vector<Array> first = plus({xs});
+  for (size_t k = 0; k < first.size(); ++k)
+    printValue(str("x_plus_v output ", k), first[k]);
+  xs.setValue(Array::of<float>({rows_x, 2}, values(rows_x * 2, -1.0 / 7.0, 0.5)));
+  printValue("x_plus_v after setValue", plus({xs}).at(0));
+  // A new generation (the allocation grows); the call takes a range of its rows.
+  xs.setValue(Array::of<float>({3 * rows_x, 2}, values(6 * rows_x, 0.2, -1.0)));
+  CallOptions middle;
+  middle.batch = Selection::range(rows_x, 2 * rows_x);
+  printValue("x_plus_v after growing", plus({xs}, middle).at(0));
+  Variable v = model.variable("var_f64");
+  std::vector<double> rows(static_cast<size_t>(n * 4));  // var_f64 holds 4 on each rank
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i] = static_cast<double>(i) * 1.5 + 0.1;
+  session.scatter({v}, {session.data(Array::of<double>({n * 4}, rows))});
+  printValue("var_f64 scattered from Data", session.gather({v}, 0).at(0));
+  fill({});
+  session.broadcast({v});
+  printValue("var_f64 broadcast", session.gather({v}, 1).at(0));
+  fill({});
+  session.allGather({v});
+  printValue("var_f64 all_gather then gather", session.gather({v}, 1).at(0));
+  printValue("var_f64 of the last rank", session.getValue(session.size() - 1, {v}).at(0));
+}
+
 template <typename F>
 void expectRefusal(const char* what, F&& f) {
   try {
@@ -65,16 +140,28 @@ int main(int argc, char** argv) {
   writePid();
   ForkOptions options;
   options.backend = "cpu";
-  options.ranks_per_node = std::atoi(argv[2]);
   options.timeout = std::chrono::seconds(20);
+  if (scenario == "models-local") {
+    options.n_parallel = std::atoi(argv[2]);
+  } else {
+    options.ranks_per_node = std::atoi(argv[2]);
+  }
   try {
     Session session = fork(options);
+    if (scenario == "models" || scenario == "models-local") {
+      runModels(session);
+      session.close();
+      std::printf("master: closed\n");
+      return 0;
+    }
     std::printf("master: %d ranks, master rank %d\n", session.size(), session.masterRank());
     std::fflush(stdout);
     if (scenario == "ok") {
       barrierMicros(session, 300);
-      expectRefusal("data", [&] { session.data(DType::Float32, 1); });
-      expectRefusal("load", [&] { session.load("synk_example_intro"); });
+      if (options.ranks_per_node > 1) {  // one rank per node moves data (the models scenario)
+        expectRefusal("data", [&] { session.data(DType::Float32, 1); });
+        expectRefusal("load", [&] { session.load("synk_testkit"); });
+      }
       session.barrier();  // still usable after the refusals
       session.close();
       std::printf("master: closed\n");

@@ -29,6 +29,7 @@ void addSources(SessionCore& core, CollectiveRequest& request, const std::vector
     throw InvalidArgument(str(kindName(request.kind), ": ", values.size(), " value(s) for ",
                               request.vars.size(), " variable(s)"));
   }
+  std::vector<const DataImpl*> sources;
   for (size_t k = 0; k < values.size(); ++k) {
     const VariableSpec& spec =
         core.models().variableSpec(request.vars[k].model, request.vars[k].index);
@@ -44,8 +45,10 @@ void addSources(SessionCore& core, CollectiveRequest& request, const std::vector
       batch.check(d.shape()[0], [&] { return str(where, ": batch for ", d.label()); });
     }
     request.values.push_back({d.ref(), d.dtype(), d.shape(), 0});
+    sources.push_back(&d);
   }
   request.batch = batch;
+  core.data().shipAcrossNodes(sources);  // several nodes: their copies, before the step reads them
 }
 
 void checkRank(int size, int rank, const char* what) {

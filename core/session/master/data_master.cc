@@ -9,7 +9,7 @@ namespace synk::detail {
 
 Data DataMaster::makeData(DType dtype, const Shape& shape, const DataOptions& options) {
   core_.lifecycle().ensureOpen();
-  core_.lifecycle().requireOneNode("data");
+  core_.lifecycle().requireCollectivesAcrossNodes("data");
   return core_.dataHandle(
       std::make_shared<DataImpl>(core_.shared_from_this(), nextBlobId(), dtype, shape, options));
 }
@@ -24,6 +24,27 @@ const DataImpl& DataMaster::resolve(const Data& data, const std::string& what) {
     throw InvalidArgument(str(what, ": ", impl.label(), " was freed"));
   }
   return impl;
+}
+
+void DataMaster::shipAcrossNodes(const std::vector<const DataImpl*>& data) {
+  SessionLifecycle& life = core_.lifecycle();
+  if (!life.group().spansNodes()) return;
+  request_.blobs.clear();
+  for (const DataImpl* d : data) {
+    const BlobRef ref = d->ref();
+    const auto it = shipped_.find(ref.id);
+    if (it != shipped_.end() && it->second.generation == ref.generation &&
+        it->second.version == d->version()) {
+      continue;
+    }
+    request_.blobs.push_back(ref);
+  }
+  if (request_.blobs.empty()) return;
+  payload_.clear();
+  payload_.write(request_);
+  life.runStep(Opcode::ShipData, payload_, "ship data to the other nodes");
+  for (const DataImpl* d : data)
+    shipped_[d->ref().id] = {d->ref().generation, d->version()};
 }
 
 }  // namespace synk::detail

@@ -5,9 +5,13 @@
 // DataStore's (memory/data_store.h).
 #include <cstdint>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
+#include "synk/core/byte_io.h"
 #include "synk/core/memory/data_store.h"
 #include "synk/core/session.h"
+#include "synk/core/step/ship_data.h"
 
 namespace synk::detail {
 
@@ -23,11 +27,26 @@ class DataMaster {
   const DataImpl& resolve(const Data& data, const std::string& what);
   uint64_t nextBlobId() { return store_.nextBlobId(); }
   // A Data blob went away; the next step tells the ranks to drop their mapping.
-  void releaseBlob(uint64_t id) { store_.released(id); }
+  void releaseBlob(uint64_t id) {
+    store_.released(id);
+    shipped_.erase(id);
+  }
+  // On several nodes: before a step reads `data` on every rank, the ship-data step
+  // (step/ship_data.h) copies each one whose generation or version the other nodes do not have
+  // yet into their shared memory. Writes through Data::view() do not change the version: after
+  // them, setValue (or set) again, as for a device-resident Data.
+  void shipAcrossNodes(const std::vector<const DataImpl*>& data);
 
  private:
   SessionCore& core_;
   DataStore& store_;
+  struct Shipped {
+    uint64_t generation = 0;
+    uint64_t version = 0;
+  };
+  std::unordered_map<uint64_t, Shipped> shipped_;  // by blob id: what the other nodes hold
+  ShipRequest request_;                            // reused
+  ByteWriter payload_;                             // reused
 };
 
 }  // namespace synk::detail

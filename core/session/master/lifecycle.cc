@@ -138,12 +138,14 @@ void SessionLifecycle::throwClosed() const {
   throw UsageError("the session is closed");
 }
 
-void SessionLifecycle::requireOneNode(const char* what) const {
+void SessionLifecycle::requireCollectivesAcrossNodes(const char* what) const {
   if (group_ == nullptr || !group_->spansNodes()) return;
-  throw UsageError(str(what, ": this session spans ", group_->size(),
-                       " ranks on several nodes, and moving data between them (models' "
-                       "variables, Data, collectives) is not built yet (cluster/README.md, "
-                       "\"Next\"): steps, barriers and failures cross nodes today"));
+  const int per_node = group_->span().ranks_per_node;
+  if (per_node == 1 && !factory_->bindsDevices()) return;
+  throw UsageError(str(what, ": this session spans ", group_->size(), " ranks on several nodes (",
+                       per_node, " per node, backend ", options_.backend,
+                       "), and collectives across nodes are built for the cpu backend with one "
+                       "rank per node only (cluster/README.md, \"Next\")"));
 }
 
 StepResult SessionLifecycle::runStep(Opcode opcode, const ByteWriter& payload,

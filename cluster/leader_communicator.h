@@ -1,0 +1,35 @@
+// A session's collectives across nodes with one rank per node (cluster/README.md): every rank is
+// its node's leader, so each collective is the leaders' (leader_ops.h) on the node bridge's MPI
+// thread (NodeBridge::onMpiThread), node order being rank order. Results equal one machine's:
+// reductions combine the ranks' arrays in rank order with core's host kernels; gathers are in
+// rank order. Host memory only (the cpu backend's).
+#pragma once
+#include "synk/cluster/launch_env.h"
+#include "synk/cluster/node_bridge.h"
+#include "synk/core/communicator.h"
+
+namespace synk::cluster {
+
+class LeaderCommunicator final : public Communicator {
+ public:
+  // layout.ranks_per_node must be 1 (InvalidArgument otherwise).
+  LeaderCommunicator(NodeBridge& bridge, const NodeLayout& layout);
+  const char* name() const override { return "leaders"; }
+
+ protected:
+  void doAllReduce(const AllReduceArgs& args, Waiter& waiter) override;
+  void doReduce(const ReduceArgs& args, Waiter& waiter) override;
+  void doBroadcast(const BroadcastArgs& args, Waiter& waiter) override;
+  void doGather(const GatherArgs& args, const std::vector<size_t>& offsets,
+                Waiter& waiter) override;
+  void doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
+                   Waiter& waiter) override;
+
+ private:
+  NodeBridge& bridge_;
+  int nodes_;
+  int node_;
+  std::vector<std::byte> scratch_;  // reduce: the sum, on every node
+};
+
+}  // namespace synk::cluster
