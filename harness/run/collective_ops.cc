@@ -317,12 +317,16 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
   if (p.op == Collective::Scatter) bench.attach(barrier.exchangeOf(p.root));
 
   bench.fill(waiter);
+  // The telemetry's start before the warm-up, not between it and the timer: NVML's reads take
+  // 5-50 ms, and GPUs left idle that long ran the first timed calls slow — a fixed 60-100 us a
+  // batch, 4 us an op at nccl-tests' 20 iterations (results/device/
+  // 2026-11-26-h200x2-nccl-small-size-probe.md). Its window holds the warm-up too (the same op).
+  GpuTelemetry::Mark mark;
+  if (side.telemetry) mark = side.telemetry->mark();  // the others wait at the barrier
   barrier.arrive(waiter, BarrierSite::CommandStart);
   for (int i = 0; i < p.warmup; ++i)
     bench.run(waiter);
   bench.finish(waiter);
-  GpuTelemetry::Mark mark;
-  if (side.telemetry) mark = side.telemetry->mark();  // the others wait at the barrier
   barrier.arrive(waiter, BarrierSite::CommandStart);
   // While the master read the telemetry the others slept on the barrier's futex, and a woken
   // rank starts tens of microseconds after the master: a rank's clock would then include its
