@@ -1,6 +1,7 @@
 #include "synk/cluster/leader_communicator.h"
 
 #include <cstring>
+#include <utility>
 
 #include "synk/cluster/leader_ops.h"
 #include "synk/core/error.h"
@@ -13,6 +14,13 @@ std::vector<size_t> bytesPerNode(const std::vector<size_t>& counts, DType dtype)
   for (size_t k = 0; k < counts.size(); ++k)
     bytes[k] = counts[k] * dtypeSize(dtype);
   return bytes;
+}
+
+size_t total(const std::vector<size_t>& bytes) {
+  size_t sum = 0;
+  for (size_t b : bytes)
+    sum += b;
+  return sum;
 }
 
 }  // namespace
@@ -28,65 +36,107 @@ LeaderCommunicator::LeaderCommunicator(NodeBridge& bridge, const NodeLayout& lay
   }
 }
 
+LeaderCommunicator::Staging LeaderCommunicator::staging(size_t bytes) {
+  // Held by a job that outlived its caller (the bridge may still be inside MPI with it): a new
+  // one, so that buffer is never handed out again.
+  if (!staging_ || staging_.use_count() > 1) staging_ = std::make_shared<std::vector<std::byte>>();
+  staging_->resize(bytes);
+  return staging_;
+}
+
+void LeaderCommunicator::run(const char* what, std::function<void()> work, Waiter& waiter) {
+  bridge_.onMpiThread(what, std::move(work), waiter);
+}
+
 void LeaderCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  if (args.send != nullptr && args.send != args.buffer) std::memcpy(args.buffer, args.send, bytes);
-  bridge_.onMpiThread(
+  Staging buffer = staging(bytes);
+  std::memcpy(buffer->data(), args.send != nullptr ? args.send : args.buffer, bytes);
+  const size_t count = args.count;
+  const DType dtype = args.dtype;
+  const ReduceOp op = args.op;
+  const int nodes = nodes_, node = node_;
+  run(
       "all_reduce across nodes",
-      [&] {
-        detail::allReduceInNodeOrder(args.buffer, args.count, args.dtype, args.op, nodes_, node_,
+      [buffer, count, dtype, op, nodes, node] {
+        detail::allReduceInNodeOrder(buffer->data(), count, dtype, op, nodes, node,
                                      "all_reduce across nodes");
       },
       waiter);
+  std::memcpy(args.buffer, buffer->data(), bytes);
 }
 
 // Every node ends with the reduction (the bytes of an all-reduce, which two nodes move anyway);
 // the root keeps it.
 void LeaderCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  scratch_.resize(bytes);
-  std::memcpy(scratch_.data(), args.send, bytes);
-  bridge_.onMpiThread(
+  Staging buffer = staging(bytes);
+  std::memcpy(buffer->data(), args.send, bytes);
+  const size_t count = args.count;
+  const DType dtype = args.dtype;
+  const ReduceOp op = args.op;
+  const int nodes = nodes_, node = node_;
+  run(
       "reduce across nodes",
-      [&] {
-        detail::allReduceInNodeOrder(scratch_.data(), args.count, args.dtype, args.op, nodes_,
-                                     node_, "reduce across nodes");
+      [buffer, count, dtype, op, nodes, node] {
+        detail::allReduceInNodeOrder(buffer->data(), count, dtype, op, nodes, node,
+                                     "reduce across nodes");
       },
       waiter);
-  if (node_ == args.root) std::memcpy(args.recv, scratch_.data(), bytes);
+  if (node_ == args.root) std::memcpy(args.recv, buffer->data(), bytes);
 }
 
 void LeaderCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  if (node_ == args.root && args.send != nullptr && args.send != args.buffer) {
-    std::memcpy(args.buffer, args.send, bytes);
+  Staging buffer = staging(bytes);
+  if (node_ == args.root) {
+    std::memcpy(buffer->data(), args.send != nullptr ? args.send : args.buffer, bytes);
   }
-  bridge_.onMpiThread(
+  const int root = args.root;
+  run(
       "broadcast across nodes",
-      [&] { detail::broadcastBytes(args.buffer, bytes, args.root, "broadcast across nodes"); },
+      [buffer, bytes, root] {
+        detail::broadcastBytes(buffer->data(), bytes, root, "broadcast across nodes");
+      },
       waiter);
+  std::memcpy(args.buffer, buffer->data(), bytes);
 }
 
 void LeaderCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>&,
                                   Waiter& waiter) {
-  const std::vector<size_t> bytes = bytesPerNode(args.counts, args.dtype);
-  bridge_.onMpiThread(
+  std::vector<size_t> node_bytes = bytesPerNode(args.counts, args.dtype);
+  const size_t mine = node_bytes[static_cast<size_t>(node_)];
+  const size_t all = total(node_bytes);
+  // One buffer: this node's part, then (at the root) every node's.
+  Staging buffer = staging(mine + (node_ == args.root ? all : 0));
+  std::memcpy(buffer->data(), args.send, mine);
+  const int root = args.root, node = node_;
+  run(
       "gather across nodes",
-      [&] {
-        detail::gatherBytes(args.send, args.recv, bytes, args.root, node_, "gather across nodes");
+      [buffer, node_bytes = std::move(node_bytes), mine, root, node] {
+        std::byte* recv = node == root ? buffer->data() + mine : nullptr;
+        detail::gatherBytes(buffer->data(), recv, node_bytes, root, node, "gather across nodes");
       },
       waiter);
+  if (node_ == args.root) std::memcpy(args.recv, buffer->data() + mine, all);
 }
 
 void LeaderCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<size_t>&,
                                      Waiter& waiter) {
-  const std::vector<size_t> bytes = bytesPerNode(args.counts, args.dtype);
-  bridge_.onMpiThread(
+  std::vector<size_t> node_bytes = bytesPerNode(args.counts, args.dtype);
+  const size_t mine = node_bytes[static_cast<size_t>(node_)];
+  const size_t all = total(node_bytes);
+  Staging buffer = staging(mine + all);
+  std::memcpy(buffer->data(), args.send, mine);
+  const int node = node_;
+  run(
       "all_gather across nodes",
-      [&] {
-        detail::allGatherBytes(args.send, args.recv, bytes, node_, "all_gather across nodes");
+      [buffer, node_bytes = std::move(node_bytes), mine, node] {
+        detail::allGatherBytes(buffer->data(), buffer->data() + mine, node_bytes, node,
+                               "all_gather across nodes");
       },
       waiter);
+  std::memcpy(args.recv, buffer->data() + mine, all);
 }
 
 }  // namespace synk::cluster

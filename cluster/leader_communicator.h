@@ -2,8 +2,15 @@
 // its node's leader, so each collective is the leaders' (leader_ops.h) on the node bridge's MPI
 // thread (NodeBridge::onMpiThread), node order being rank order. Results equal one machine's:
 // reductions combine the ranks' arrays in rank order with core's host kernels; gathers are in
-// rank order. Host memory only (the cpu backend's).
+// rank order. Host memory only (the cpu backend's). The MPI work sees only a staging buffer it
+// co-owns, never the caller's: a job that outlives its caller (a deadline passed while MPI waited
+// for a node) cannot write into memory the caller has since freed.
 #pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
 #include "synk/cluster/launch_env.h"
 #include "synk/cluster/node_bridge.h"
 #include "synk/core/communicator.h"
@@ -26,10 +33,15 @@ class LeaderCommunicator final : public Communicator {
                    Waiter& waiter) override;
 
  private:
+  using Staging = std::shared_ptr<std::vector<std::byte>>;
+  // A staging buffer of `bytes`, reused unless a job still holds it.
+  Staging staging(size_t bytes);
+  void run(const char* what, std::function<void()> work, Waiter& waiter);
+
   NodeBridge& bridge_;
   int nodes_;
   int node_;
-  std::vector<std::byte> scratch_;  // reduce: the sum, on every node
+  Staging staging_;
 };
 
 }  // namespace synk::cluster

@@ -82,6 +82,11 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
   if (options.n_parallel < 1) {
     throw InvalidArgument(str("fork: n_parallel must be >= 1, got ", options.n_parallel));
   }
+  if (span.several() && options.step_times) {
+    throw UsageError(
+        "fork: step_times over several nodes is not built yet (cluster/README.md): the times of "
+        "other nodes' ranks do not travel; leave step_times off");
+  }
   if (span.several() && options.n_parallel != span.nodes * span.ranks_per_node) {
     throw InvalidArgument(str("fork: n_parallel ", options.n_parallel, " but ", span.nodes,
                               " nodes x ", span.ranks_per_node, " ranks per node give ",
