@@ -6,6 +6,8 @@
 //       close: every node's processes end and the job ends cleanly
 //   session_nodes_check kill RANKS_PER_NODE   the master steps until a rank of another node is
 //       killed (the test script kills it): it must raise PeerFailure naming that rank
+//   session_nodes_check step-times RANKS_PER_NODE   ForkOptions::step_times: refused by every
+//       launcher, before anything forks
 //   session_nodes_check bench RANKS_PER_NODE  barrier steps: medians of 5 runs of 2000 (a
 //       benchmark, not a test)
 //   session_nodes_check models 1          the test model (synk_testkit): a call without inputs
@@ -145,6 +147,17 @@ int main(int argc, char** argv) {
     options.n_parallel = std::atoi(argv[2]);
   } else {
     options.ranks_per_node = std::atoi(argv[2]);
+  }
+  if (scenario == "step-times") {  // refused on every node, before anything forks
+    options.step_times = true;
+    try {
+      fork(options);
+      std::printf("launcher: FAIL step_times over several nodes was not refused\n");
+      return 1;
+    } catch (const UsageError& e) {
+      std::printf("launcher: refused: %s\n", e.what());
+      return 0;
+    }
   }
   try {
     Session session = fork(options);

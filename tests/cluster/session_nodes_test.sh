@@ -8,6 +8,7 @@
 #  - 2 x 1 and 3 x 1 (one rank per node, whose collectives and Data cross nodes): the test
 #    model's calls (without inputs; on a scattered Data, rewritten, then grown) and every variable
 #    collective, op and dtype print exactly what one machine's session of as many ranks prints;
+#  - ForkOptions::step_times over 2 nodes: refused by every launcher;
 #  - 2 x 2: a rank of node 1 killed (SIGKILL) while the master steps: the master raises
 #    PeerFailure naming rank 3 and how it ended, within seconds; every process ends.
 # Skips (77) where mpirun is missing.
@@ -45,6 +46,12 @@ for shape in 2x1 2x2 3x1; do
   [[ $(ls "$work"/node-*.pid | wc -l) == "$nodes" ]] || { echo "FAIL: $shape: pid files"; exit 1; }
   [[ -z $(left_behind) ]] || { echo "FAIL: $shape: shared memory left: $(left_behind)"; exit 1; }
 done
+
+# Step times do not travel between nodes yet: every launcher refuses them by name.
+out=$(timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" step-times 1 2>&1) \
+  || { echo "FAIL: step-times:"; echo "$out"; exit 1; }
+[[ $(grep -c "^launcher: refused: fork: step_times over several nodes is not built yet" <<< "$out") == 2 ]] \
+  || { echo "FAIL: step_times not refused on both launchers:"; echo "$out"; exit 1; }
 
 # One rank per node: the test model's call (outputs reduced) and every variable collective with
 # every op on every dtype give exactly what one machine's session of as many ranks gives.
