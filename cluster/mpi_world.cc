@@ -39,6 +39,8 @@ void startMpi(const NodeLayout& layout) {
   if (initialised) throw UsageError("MPI was initialised before synk's node leaders started it");
   int provided = MPI_THREAD_SINGLE;
   checkMpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  // Errors come back as codes (checkMpi names them) instead of ending the process unexplained.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int size = 0, rank = 0;
   checkMpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
   checkMpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");

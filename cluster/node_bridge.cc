@@ -122,6 +122,7 @@ struct NodeBridge::Thread {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request abort_request = MPI_REQUEST_NULL;
   AbortNote incoming{};
+  AbortNote outgoing{};
   // This node's packets, by epoch parity: a buffer is reused two barriers later, when every node
   // has received what it held (each sent its next packet only after that).
   std::vector<std::byte> out[2];
@@ -132,14 +133,17 @@ struct NodeBridge::Thread {
   struct Job {
     std::function<void()> work;
     std::exception_ptr error;
+    std::atomic<bool> started{false};  // taken off the queue: its caller cannot take it back
     std::atomic<bool> done{false};
   };
   std::mutex jobs_mutex;
   std::deque<std::shared_ptr<Job>> jobs;
   std::atomic<int> jobs_posted{0};
-  std::atomic<bool> ended{false};  // the loop is over: no job runs any more
-  std::atomic<bool> stuck{false};  // a job outlived its caller's deadline
-  std::promise<void> started;      // MPI up and the launch checked, or why not
+  std::atomic<bool> ended{false};     // the loop is over: no job runs any more
+  std::atomic<bool> stuck{false};     // a started job outlived its caller's wait
+  std::atomic<bool> orphaned{false};  // the bridge was let go: never touch `cb` again
+  std::atomic<bool> exited{false};    // the thread is past its last use of anything
+  std::promise<void> started;         // MPI up and the launch checked, or why not
   std::thread thread;
 
   void main();
@@ -147,8 +151,9 @@ struct NodeBridge::Thread {
   void loop();
   // One barrier: false when the bridge stops or the session is aborted first.
   bool bridge(uint64_t epoch);
-  // Runs the posted jobs (true if any ran); after the loop, fails those left.
-  bool runJobs();
+  // Runs the posted jobs (true if any ran), each after this node's packet of barrier `epoch` if
+  // its ranks have arrived there (`sent`); after the loop, fails those left.
+  bool runJobs(uint64_t epoch, bool& sent);
   void failJobs();
   bool localArrived(uint64_t epoch) const;
   void pack(uint64_t epoch, std::vector<std::byte>& packet);
@@ -174,6 +179,7 @@ void NodeBridge::Thread::main() {
              "MPI_Irecv (aborts)");
     calibrate();
   } catch (...) {
+    exited.store(true, std::memory_order_release);
     started.set_exception(std::current_exception());
     return;
   }
@@ -183,16 +189,29 @@ void NodeBridge::Thread::main() {
     failJobs();
   } catch (const std::exception& e) {
     failJobs();
-    abortSession(cb, AbortReason::Fatal, layout.firstRank(),
-                 str("node ", layout.node, "'s bridge to the other nodes failed: ", e.what()));
-    if (!abandoned) sendAbort();
+    if (!orphaned.load(std::memory_order_acquire)) {
+      abortSession(cb, AbortReason::Fatal, layout.firstRank(),
+                   str("node ", layout.node, "'s bridge to the other nodes failed: ", e.what()));
+      if (!abandoned) sendAbort();
+    }
     abandoned = true;
   }
-  if (abandoned) return;
-  MPI_Cancel(&abort_request);
-  MPI_Wait(&abort_request, MPI_STATUS_IGNORE);
-  MPI_Comm_free(&comm);
-  MPI_Finalize();
+  if (!abandoned && !orphaned.load(std::memory_order_acquire)) {
+    // Every packet sent was received (each node applied them before its last barrier), so these
+    // complete; bounded all the same.
+    for (std::vector<MPI_Request>& requests : sends) {
+      int done = 0;
+      const auto give_up = Clock::now() + kAbortSendWait;
+      while (!done && Clock::now() < give_up) {
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+      }
+    }
+    MPI_Cancel(&abort_request);
+    MPI_Wait(&abort_request, MPI_STATUS_IGNORE);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+  }
+  exited.store(true, std::memory_order_release);
 }
 
 void NodeBridge::Thread::calibrate() {
@@ -226,10 +245,8 @@ bool NodeBridge::Thread::bridge(uint64_t epoch) {
       send(epoch);
       sent = progress = true;
     }
-    // After the send: a rank passes a barrier once every other node's packet came, maybe before
-    // this bridge saw it arrive, and may then post work whose MPI calls wait for the other nodes,
-    // which wait for this node's packet.
-    progress = runJobs() || progress;
+    progress = runJobs(epoch, sent) || progress;
+    if (orphaned.load(std::memory_order_acquire)) return false;
     for (int k = 0; k < layout.nodes; ++k) {
       if (k == layout.node || applied[k] || !receive(k, epoch)) continue;
       applied[k] = true;
@@ -260,16 +277,23 @@ bool NodeBridge::Thread::bridge(uint64_t epoch) {
   return true;
 }
 
-bool NodeBridge::Thread::runJobs() {
+bool NodeBridge::Thread::runJobs(uint64_t epoch, bool& sent) {
   if (jobs_posted.load(std::memory_order_acquire) == 0) return false;
   while (true) {
     std::shared_ptr<Job> job;
     {
       std::lock_guard lock(jobs_mutex);
       if (jobs.empty()) return true;
+      // A job is posted by a rank that passed its last barrier, maybe before this bridge saw it
+      // arrive there; its MPI calls wait for the other nodes, which wait for that packet.
+      if (!sent && localArrived(epoch)) {
+        send(epoch);
+        sent = true;
+      }
       job = std::move(jobs.front());
       jobs.pop_front();
       jobs_posted.fetch_sub(1, std::memory_order_acq_rel);
+      job->started.store(true, std::memory_order_release);
     }
     try {
       // An aborted session's other nodes would never join the job's collectives.
@@ -281,6 +305,8 @@ bool NodeBridge::Thread::runJobs() {
       job->error = std::current_exception();
     }
     job->done.store(true, std::memory_order_release);
+    // Let go while the job was inside MPI: the control block may be gone.
+    if (orphaned.load(std::memory_order_acquire)) return true;
   }
 }
 
@@ -387,8 +413,9 @@ bool NodeBridge::Thread::receive(int node, uint64_t epoch) {
 
 // Node `node`'s packet (in `in`) into its ranks' slots, then their arrival. Packets of one node
 // come in order (MPI does not overtake), and a node sends barrier e + 1's only after applying
-// every node's of e: this one is barrier `epoch`'s. Every rank of this node passed barrier
-// epoch - 1 (the bridge sent its packet), so none still reads the fields of this parity.
+// every node's of e: this one is barrier `epoch`'s. Every rank of this node arrived at barrier
+// epoch - 1 (the bridge sent its packet), after which none reads the fields of this parity
+// (published for epoch - 2) any more.
 void NodeBridge::Thread::apply(int node, uint64_t epoch) {
   const size_t half = epoch & 1;
   const std::byte* packet = in.data();
@@ -444,6 +471,8 @@ bool NodeBridge::Thread::aborted() {
   }
   const uint32_t reason = cb.abort.load(std::memory_order_acquire);
   if (reason == 0) return false;
+  // The record is being written (abortSession stores a placeholder first): not yet its reason.
+  if (reason > static_cast<uint32_t>(AbortReason::Shutdown)) return false;
   // The session closed on this node after its last command: every node ends its own.
   if (reason == static_cast<uint32_t>(AbortReason::Shutdown) &&
       stopping.load(std::memory_order_acquire)) {
@@ -455,7 +484,8 @@ bool NodeBridge::Thread::aborted() {
 }
 
 void NodeBridge::Thread::sendAbort() {
-  AbortNote note{};
+  AbortNote& note = outgoing;  // a member: a send may outlive this call
+  note = AbortNote{};
   const std::string message = abortMessage(cb);  // waits for the record to be complete
   note.reason = cb.abort.load(std::memory_order_acquire);
   note.rank = cb.abort_rank;
@@ -494,10 +524,18 @@ NodeBridge::~NodeBridge() {
   stop();
   if (!thread_->thread.joinable()) return;
   if (thread_->stuck.load(std::memory_order_acquire)) {
-    // Inside MPI for good, maybe: it cannot be joined, and its state must outlive it.
-    thread_->thread.detach();
-    (void)thread_.release();
-    return;
+    // A job may be inside MPI for good: the thread is told never to touch the control block
+    // again (which its owner is about to unmap), given a moment to end, else left to the
+    // process's end with its state.
+    thread_->orphaned.store(true, std::memory_order_release);
+    const auto give_up = Clock::now() + std::chrono::milliseconds(200);
+    while (!thread_->exited.load(std::memory_order_acquire) && Clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!thread_->exited.load(std::memory_order_acquire)) {
+      thread_->thread.detach();
+      (void)thread_.release();
+      return;
+    }
   }
   thread_->thread.join();
 }
@@ -527,18 +565,28 @@ void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work
   if (t.cb.sleepers.load(std::memory_order_seq_cst) > 0) wakeSleepers(t.cb);
   const Pacer pacer(t.options.spin);
   while (!job->done.load(std::memory_order_acquire)) {
+    std::exception_ptr failure;
     try {
       waiter.check();  // the session's abort, a peer's death
+      if (Clock::now() >= waiter.deadline()) {
+        throw Timeout(str(what, ": not done by the deadline on node ", t.layout.node, " of ",
+                          t.layout.nodes, " (a node's leader late, stopped or gone)"));
+      }
     } catch (...) {
-      // The job may still run, or be inside MPI for good: the link is not this session's any
-      // more (it is not joined at its end).
-      t.stuck.store(true, std::memory_order_release);
-      throw;
+      failure = std::current_exception();
     }
-    if (Clock::now() >= waiter.deadline()) {
-      t.stuck.store(true, std::memory_order_release);
-      throw Timeout(str(what, ": not done by the deadline on node ", t.layout.node, " of ",
-                        t.layout.nodes, " (a node's leader late, stopped or gone)"));
+    if (failure) {
+      // Not started: taken back. Started: it may be inside MPI for good, so the link is not the
+      // session's any more (its end does not join it; its data is the job's own).
+      std::lock_guard lock(t.jobs_mutex);
+      auto queued = std::find(t.jobs.begin(), t.jobs.end(), job);
+      if (queued != t.jobs.end()) {
+        t.jobs.erase(queued);
+        t.jobs_posted.fetch_sub(1, std::memory_order_acq_rel);
+      } else if (!job->done.load(std::memory_order_acquire)) {
+        t.stuck.store(true, std::memory_order_release);
+      }
+      std::rethrow_exception(failure);
     }
     const auto slice = pacer.next();
     if (slice.count() == 0) {

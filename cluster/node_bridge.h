@@ -65,8 +65,10 @@ class NodeBridge {
   // Runs `work`, which may call MPI (a collective of every node's leader: each runs the same
   // work in the same order), on the bridge's thread between barriers, and waits for it with
   // `waiter`: its deadline (Timeout naming `what`; the bridge's thread may then be inside MPI for
-  // good, so the link is unusable and the session must end), the session's abort and the peers'
-  // liveness. An exception `work` throws is rethrown here.
+  // good, so the link is unusable and the session must end), this node's abort and the peers'
+  // liveness. While `work` blocks in MPI the bridge reads no packet and no abort note of another
+  // node: a node that fails instead of joining it is seen at the waiter's deadline. `work` must
+  // touch only data it owns (it may outlive the wait). An exception it throws is rethrown here.
   void onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter);
 
   // Barriers bridged so far.

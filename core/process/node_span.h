@@ -16,7 +16,8 @@ class Communicator;
 
 class NodeLink {
  public:
-  // Destroying it ends the link (and joins what it runs).
+  // Destroying it ends the link (and joins what it runs, unless that may be inside MPI for good:
+  // then it is left to the process's end, told not to touch the control block again).
   virtual ~NodeLink() = default;
   // Asks it to end after the barrier in flight (the node's ranks are done).
   virtual void stop() = 0;

@@ -175,6 +175,8 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
 
 ProcessGroup::~ProcessGroup() {
   if (owner_) shutdown(std::chrono::milliseconds(2000));
+  // A copy of the owner made by fork() (no exec) holds the link object but not its thread.
+  if (link_ && getpid() != cb_->master_pid) (void)link_.release();
 }
 
 pid_t ProcessGroup::pidOf(int rank) const {

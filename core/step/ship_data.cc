@@ -14,7 +14,11 @@ StepResult ShipDataHandler::run(ByteReader& payload, Waiter& waiter) {
   for (const BlobRef& ref : request_.blobs) {
     std::byte* bytes = nullptr;
     if (rank_.isMaster()) {
-      bytes = store_.blobs().attach(ref);
+      try {
+        bytes = store_.blobs().attach(ref);
+      } catch (const std::exception& e) {
+        result.status = Status::fromException(e);  // the others still take the broadcast
+      }
     } else if (receives && result.status.ok()) {
       try {
         bytes = store_.receiveBlob(ref);

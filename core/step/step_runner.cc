@@ -55,7 +55,9 @@ bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t h
   ControlBlock& cb = group_->control();
   ByteWriter& framed = framed_;  // reused: no allocation on the step path once grown
   framed.clear();
-  framed.putVector(data_.pendingReleases());
+  // Quit carries no releases (nobody maps anything after it): it always fits.
+  static const std::vector<uint64_t> kNone;
+  framed.putVector(opcode == Opcode::Quit ? kNone : data_.pendingReleases());
   framed.append(payload.data(), payload.size());
   PayloadHeader header;
   if (sizeof header + framed.size() <= kCommandBytes) {

@@ -32,6 +32,11 @@ void DataMaster::shipAcrossNodes(const std::vector<const DataImpl*>& data) {
   request_.blobs.clear();
   for (const DataImpl* d : data) {
     const BlobRef ref = d->ref();
+    if (ref.bytes == 0) continue;  // no segment (empty or freed): nothing any rank reads
+    bool listed = false;           // a Data passed twice
+    for (const BlobRef& r : request_.blobs)
+      listed = listed || r.id == ref.id;
+    if (listed) continue;
     const auto it = shipped_.find(ref.id);
     if (it != shipped_.end() && it->second.generation == ref.generation &&
         it->second.version == d->version()) {

@@ -229,8 +229,14 @@ void SessionLifecycle::close() {
   }
   try {
     steps_.quit();
-  } catch (const std::exception&) {
-    // A worker already gone: shutdown() below reaps and kills what is left.
+  } catch (const std::exception& e) {
+    // A worker already gone: shutdown() below reaps and kills what is left. Otherwise the ranks
+    // still wait for a command (on other nodes, where this node's Shutdown does not travel): an
+    // abort tells them.
+    if (!group_->aborted()) {
+      abortSession(group_->control(), AbortReason::Fatal, group_->rank(),
+                   str("the session could not tell its ranks to quit: ", e.what()));
+    }
   }
   rank_backend_.release();
   owned_group_->shutdown(std::chrono::milliseconds(5000));
