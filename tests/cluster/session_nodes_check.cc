@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   writePid();
   ForkOptions options;
   options.backend = "cpu";
-  options.timeout = std::chrono::seconds(20);
+  options.timeout = std::chrono::seconds(scenario == "kill-launcher" ? 2 : 20);
   if (scenario == "models-local") {
     options.n_parallel = std::atoi(argv[2]);
   } else {
@@ -189,6 +189,20 @@ int main(int argc, char** argv) {
       std::printf("master: barrier step %.2f us (median of 5 runs of 2000; min %.2f, max %.2f)\n",
                   runs[2], runs.front(), runs.back());
       return 0;
+    }
+    if (scenario == "kill-launcher") {  // node 1's launcher killed: nothing of node 1 says so
+      std::printf("master: ready\n");
+      std::fflush(stdout);
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      try {
+        while (std::chrono::steady_clock::now() < give_up)
+          session.barrier();
+      } catch (const Timeout& e) {
+        std::printf("master: Timeout: %s\n", e.what());
+        return 0;
+      }
+      std::printf("master: FAIL no timeout within 60 s\n");
+      return 1;
     }
     if (scenario == "kill") {
       std::printf("master: ready\n");

@@ -10,7 +10,10 @@
 #    collective, op and dtype print exactly what one machine's session of as many ranks prints;
 #  - ForkOptions::step_times over 2 nodes: refused by every launcher;
 #  - 2 x 2: a rank of node 1 killed (SIGKILL) while the master steps: the master raises
-#    PeerFailure naming rank 3 and how it ended, within seconds; every process ends.
+#    PeerFailure naming rank 3 and how it ended, within seconds; every process ends;
+#  - 2 x 2: node 1's launcher killed: the master's 2 s deadline names ranks 2 and 3 (under
+#    mpirun's orte_enable_recovery, which keeps the master alive), node 1's other rank dies with
+#    its launcher and its watcher removes its shared memory.
 # Skips (77) where mpirun is missing.
 set -u
 check=$1
@@ -99,4 +102,38 @@ grep -q "^master: PeerFailure: rank 3 (pid $victim) was killed by signal 9 (SIGK
 (( took < 30 )) || { echo "FAIL: the failure took $took s to end the job"; echo "$out"; exit 1; }
 kill -0 "$leader" 2>/dev/null && { echo "FAIL: node 1's launcher outlived the job"; exit 1; }
 [[ -z $(left_behind) ]] || { echo "FAIL: after the kill, shared memory left: $(left_behind)"; exit 1; }
-echo "PASS"
+
+# Node 1's launcher itself killed (2 x 2: rank 2, whose child rank 3 dies with it): nothing of node
+# 1 is left to say so, so the master's step deadline (2 s in this scenario) names node 1's ranks;
+# mpirun must keep the master alive to report (orte_enable_recovery); node 1's watcher removes
+# its shared memory.
+start=$SECONDS
+rm -f "$work"/node-*.pid "$work/out"
+SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 \
+  -x SYNK_CHECK_PID_DIR --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
+  --mca orte_abort_on_non_zero_status 0 "$check" kill-launcher 2 > "$work/out" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  grep -q "^master: ready" "$work/out" 2>/dev/null && break
+  kill -0 $job 2>/dev/null || break
+  read -rt 0.1 <> <(:) || true
+done
+grep -q "^master: ready" "$work/out" || { echo "FAIL: kill-launcher: never ready:"; cat "$work/out"; exit 1; }
+leader=$(cat "$work/node-1.pid")
+children=$(pgrep -P "$leader")
+kill -KILL "$leader"
+wait $job
+took=$((SECONDS - start))
+out=$(cat "$work/out")
+grep -q "^master: Timeout: rank 0 timed out at barrier: rank(s) 2, 3 did not arrive before the deadline" \
+  <<< "$out" || { echo "FAIL: the master did not name node 1's ranks:"; echo "$out"; exit 1; }
+(( took < 30 )) || { echo "FAIL: kill-launcher took $took s"; echo "$out"; exit 1; }
+for child in $children; do
+  kill -0 "$child" 2>/dev/null && { echo "FAIL: node 1's process $child outlived its launcher"; exit 1; }
+done
+for _ in $(seq 100); do  # node 1's watcher removes its segments once its launcher is gone
+  [[ -z $(left_behind) ]] && break
+  read -rt 0.1 <> <(:) || true
+done
+[[ -z $(left_behind) ]] || { echo "FAIL: node 1's shared memory left: $(left_behind)"; exit 1; }
+echo "PASS (kill-launcher took ${took} s)"
