@@ -521,6 +521,11 @@ NodeBridge::NodeBridge(ControlBlock& cb, const NodeLayout& layout, BridgeOptions
 }
 
 NodeBridge::~NodeBridge() {
+  end();
+}
+
+void NodeBridge::end() {
+  if (!thread_) return;  // ended before
   stop();
   if (!thread_->thread.joinable()) return;
   if (thread_->stuck.load(std::memory_order_acquire)) {
@@ -532,21 +537,24 @@ NodeBridge::~NodeBridge() {
     while (!thread_->exited.load(std::memory_order_acquire) && Clock::now() < give_up)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!thread_->exited.load(std::memory_order_acquire)) {
+      final_barriers_ = thread_->bridged.load(std::memory_order_relaxed);
       thread_->thread.detach();
       (void)thread_.release();
       return;
     }
   }
   thread_->thread.join();
+  final_barriers_ = thread_->bridged.load(std::memory_order_relaxed);
 }
 
 void NodeBridge::stop() {
-  if (thread_->stopping.load(std::memory_order_acquire)) return;
+  if (!thread_ || thread_->stopping.load(std::memory_order_acquire)) return;
   thread_->stop_deadline = Clock::now() + kStopGrace;
   thread_->stopping.store(true, std::memory_order_release);
 }
 
 void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter) {
+  if (!thread_) throw UsageError(what + ": the link between nodes was let go");
   Thread& t = *thread_;
   if (t.stuck.load(std::memory_order_acquire)) {
     throw UsageError(what + ": the link between nodes timed out before");
@@ -599,11 +607,12 @@ void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work
 }
 
 uint64_t NodeBridge::barriers() const {
-  return thread_->bridged.load(std::memory_order_relaxed);
+  return thread_ && thread_->thread.joinable() ? thread_->bridged.load(std::memory_order_relaxed)
+                                               : final_barriers_;
 }
 
 std::chrono::nanoseconds NodeBridge::mpiBarrierMedian() const {
-  return thread_->barrier_median;
+  return thread_ ? thread_->barrier_median : std::chrono::nanoseconds(0);
 }
 
 }  // namespace synk::cluster

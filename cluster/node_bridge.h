@@ -61,6 +61,9 @@ class NodeBridge {
   // Ends the thread at the next barrier it waits for. Call it when this node's ranks are done
   // (every node passed the last barrier, or the session was aborted).
   void stop();
+  // stop(), then waits for the thread to end (MPI finished: the destructor does it too); after
+  // it barriers() is final.
+  void end();
 
   // Runs `work`, which may call MPI (a collective of every node's leader: each runs the same
   // work in the same order), on the bridge's thread between barriers, and waits for it with
@@ -71,7 +74,7 @@ class NodeBridge {
   // touch only data it owns (it may outlive the wait). An exception it throws is rethrown here.
   void onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter);
 
-  // Barriers bridged so far.
+  // Barriers bridged so far (all of them once end() returned).
   uint64_t barriers() const;
   // The median of BridgeOptions::calibrate MPI_Barrier round trips between the node leaders.
   std::chrono::nanoseconds mpiBarrierMedian() const;
@@ -79,6 +82,7 @@ class NodeBridge {
  private:
   struct Thread;
   std::unique_ptr<Thread> thread_;
+  uint64_t final_barriers_ = 0;  // barriers() once the thread ended
 };
 
 }  // namespace synk::cluster
