@@ -48,42 +48,35 @@ void LeaderCommunicator::run(const char* what, std::function<void()> work, Waite
   bridge_.onMpiThread(what, std::move(work), waiter);
 }
 
-void LeaderCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
-  const size_t bytes = args.count * dtypeSize(args.dtype);
+LeaderCommunicator::Staging LeaderCommunicator::reduceStaged(const char* what, const void* send,
+                                                             size_t count, DType dtype, ReduceOp op,
+                                                             Waiter& waiter) {
+  const size_t bytes = count * dtypeSize(dtype);
   Staging buffer = staging(bytes);
-  std::memcpy(buffer->data(), args.send != nullptr ? args.send : args.buffer, bytes);
-  const size_t count = args.count;
-  const DType dtype = args.dtype;
-  const ReduceOp op = args.op;
+  std::memcpy(buffer->data(), send, bytes);
   const int nodes = nodes_, node = node_;
   run(
-      "all_reduce across nodes",
-      [buffer, count, dtype, op, nodes, node] {
-        detail::allReduceInNodeOrder(buffer->data(), count, dtype, op, nodes, node,
-                                     "all_reduce across nodes");
+      what,
+      [buffer, count, dtype, op, nodes, node, what] {
+        detail::allReduceInNodeOrder(buffer->data(), count, dtype, op, nodes, node, what);
       },
       waiter);
-  std::memcpy(args.buffer, buffer->data(), bytes);
+  return buffer;
+}
+
+void LeaderCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
+  const Staging sum =
+      reduceStaged("all_reduce across nodes", args.send != nullptr ? args.send : args.buffer,
+                   args.count, args.dtype, args.op, waiter);
+  std::memcpy(args.buffer, sum->data(), args.count * dtypeSize(args.dtype));
 }
 
 // Every node ends with the reduction (the bytes of an all-reduce, which two nodes move anyway);
 // the root keeps it.
 void LeaderCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
-  const size_t bytes = args.count * dtypeSize(args.dtype);
-  Staging buffer = staging(bytes);
-  std::memcpy(buffer->data(), args.send, bytes);
-  const size_t count = args.count;
-  const DType dtype = args.dtype;
-  const ReduceOp op = args.op;
-  const int nodes = nodes_, node = node_;
-  run(
-      "reduce across nodes",
-      [buffer, count, dtype, op, nodes, node] {
-        detail::allReduceInNodeOrder(buffer->data(), count, dtype, op, nodes, node,
-                                     "reduce across nodes");
-      },
-      waiter);
-  if (node_ == args.root) std::memcpy(args.recv, buffer->data(), bytes);
+  const Staging sum =
+      reduceStaged("reduce across nodes", args.send, args.count, args.dtype, args.op, waiter);
+  if (node_ == args.root) std::memcpy(args.recv, sum->data(), args.count * dtypeSize(args.dtype));
 }
 
 void LeaderCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {

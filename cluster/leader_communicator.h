@@ -37,6 +37,9 @@ class LeaderCommunicator final : public Communicator {
   // A staging buffer of `bytes`, reused unless a job still holds it.
   Staging staging(size_t bytes);
   void run(const char* what, std::function<void()> work, Waiter& waiter);
+  // `send` (count elements) all-reduced in node order into a staging buffer, returned.
+  Staging reduceStaged(const char* what, const void* send, size_t count, DType dtype, ReduceOp op,
+                       Waiter& waiter);
 
   NodeBridge& bridge_;
   int nodes_;

@@ -109,6 +109,21 @@ bool fitsInt(const std::vector<size_t>& node_bytes) {
   return total <= static_cast<size_t>(INT32_MAX);
 }
 
+// Each node's part as MPI's counts and displacements (they fit: fitsInt).
+struct IntLayout {
+  std::vector<int> counts, displs;
+};
+IntLayout intLayout(const std::vector<size_t>& node_bytes) {
+  IntLayout parts;
+  int total = 0;
+  for (size_t bytes : node_bytes) {
+    parts.counts.push_back(static_cast<int>(bytes));
+    parts.displs.push_back(total);
+    total += static_cast<int>(bytes);
+  }
+  return parts;
+}
+
 }  // namespace
 
 void allReduceInNodeOrder(void* data, size_t count, DType dtype, ReduceOp op, int nodes, int node,
@@ -160,15 +175,9 @@ void gatherBytes(const void* send, void* recv, const std::vector<size_t>& node_b
     }
     return;
   }
-  std::vector<int> counts(nodes), displs(nodes);
-  int total = 0;
-  for (int k = 0; k < nodes; ++k) {
-    counts[k] = static_cast<int>(node_bytes[k]);
-    displs[k] = total;
-    total += counts[k];
-  }
-  checkMpi(MPI_Gatherv(send, counts[node], MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE,
-                       root, MPI_COMM_WORLD),
+  const IntLayout parts = intLayout(node_bytes);
+  checkMpi(MPI_Gatherv(send, parts.counts[node], MPI_BYTE, recv, parts.counts.data(),
+                       parts.displs.data(), MPI_BYTE, root, MPI_COMM_WORLD),
            what + " (MPI_Gatherv)");
 }
 
@@ -185,15 +194,9 @@ void allGatherBytes(const void* send, void* recv, const std::vector<size_t>& nod
     }
     return;
   }
-  std::vector<int> counts(nodes), displs(nodes);
-  int total = 0;
-  for (int k = 0; k < nodes; ++k) {
-    counts[k] = static_cast<int>(node_bytes[k]);
-    displs[k] = total;
-    total += counts[k];
-  }
-  checkMpi(MPI_Allgatherv(send, counts[node], MPI_BYTE, recv, counts.data(), displs.data(),
-                          MPI_BYTE, MPI_COMM_WORLD),
+  const IntLayout parts = intLayout(node_bytes);
+  checkMpi(MPI_Allgatherv(send, parts.counts[node], MPI_BYTE, recv, parts.counts.data(),
+                          parts.displs.data(), MPI_BYTE, MPI_COMM_WORLD),
            what + " (MPI_Allgatherv)");
 }
 

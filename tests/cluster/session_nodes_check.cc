@@ -121,6 +121,24 @@ void runModels(Session& session) {
   printValue("var_f64 of the last rank", session.getValue(session.size() - 1, {v}).at(0));
 }
 
+// The master steps until the test script kills something of node 1 and the step raises Failure
+// (printed as "master: <name>: <what>", exit 0), for at most a minute.
+template <typename Failure>
+int stepUntil(Session& session, const char* name) {
+  std::printf("master: ready\n");
+  std::fflush(stdout);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  try {
+    while (std::chrono::steady_clock::now() < give_up)
+      session.barrier();
+  } catch (const Failure& e) {
+    std::printf("master: %s: %s\n", name, e.what());
+    return 0;
+  }
+  std::printf("master: FAIL no %s within 60 s\n", name);
+  return 1;
+}
+
 template <typename F>
 void expectRefusal(const char* what, F&& f) {
   try {
@@ -190,34 +208,9 @@ int main(int argc, char** argv) {
                   runs[2], runs.front(), runs.back());
       return 0;
     }
-    if (scenario == "kill-launcher") {  // node 1's launcher killed: nothing of node 1 says so
-      std::printf("master: ready\n");
-      std::fflush(stdout);
-      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      try {
-        while (std::chrono::steady_clock::now() < give_up)
-          session.barrier();
-      } catch (const Timeout& e) {
-        std::printf("master: Timeout: %s\n", e.what());
-        return 0;
-      }
-      std::printf("master: FAIL no timeout within 60 s\n");
-      return 1;
-    }
-    if (scenario == "kill") {
-      std::printf("master: ready\n");
-      std::fflush(stdout);
-      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      try {
-        while (std::chrono::steady_clock::now() < give_up)
-          session.barrier();
-      } catch (const PeerFailure& e) {
-        std::printf("master: PeerFailure: %s\n", e.what());
-        return 0;
-      }
-      std::printf("master: FAIL no rank died within 60 s\n");
-      return 1;
-    }
+    if (scenario == "kill") return stepUntil<PeerFailure>(session, "PeerFailure");
+    // Node 1's launcher killed: nothing of node 1 says so; the step deadline does.
+    if (scenario == "kill-launcher") return stepUntil<Timeout>(session, "Timeout");
     std::fprintf(stderr, "session_nodes_check: unknown scenario '%s'\n", scenario.c_str());
     return 2;
   } catch (const std::exception& e) {
