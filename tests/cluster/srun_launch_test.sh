@@ -2,12 +2,13 @@
 # synk-launch-info under a real srun: starts a single-host Slurm of its own (munged, slurmctld,
 # slurmd from Debian's slurm-wlm, in a temporary folder, on ports of its own), runs 3 tasks on
 # this one node as simulated nodes (one line per node, ranks node-major), then 2 tasks without:
-# every task must refuse, naming the srun option to use. Stops the daemons on exit.
+# every task must refuse, naming the srun option to use; then, given session_nodes_check (a build
+# with Open MPI), one synk session over 2 srun tasks. Stops the daemons on exit.
 # Skips (77) without slurm-wlm, when not root (slurmd runs as root), and where slurmd cannot run
 # at all: Slurm 22.05's slurmd needs a cgroup filesystem at /sys/fs/cgroup, which a bare
 # container may not mount.
 set -u
-tool=$1
+tool=$1 session=${2:-}
 for daemon in munged slurmctld slurmd srun sinfo; do
   command -v "$daemon" >/dev/null || { echo "SKIPPED: no $daemon (slurm-wlm)"; exit 77; }
 done
@@ -78,4 +79,22 @@ if err=$(timeout 60 srun -N1 -n2 --overcommit "$tool" 2>&1); then
 fi
 grep -q "synk-launch-info: 2 slurm processes share this host.*srun --ntasks-per-node=1" <<< "$err" \
   || fail "the refusal does not say what to change: $err"
+# One synk session over the step's tasks (2 simulated nodes x 1 cpu rank), where the build has
+# Open MPI (session_nodes_check given): srun starts the launchers and Open MPI meets them through
+# Slurm's PMIx plugin (--mpi=pmix; Debian's Open MPI has no PMI-2 client). The same checks as
+# under mpirun (session_nodes_test.sh): the session's size and close, and the test model's
+# values equal to one machine's line for line.
+if [[ -n $session ]]; then
+  env=ALL,SYNK_SIMULATE_NODES=1,OMPI_MCA_btl_tcp_if_include=lo,OMPI_MCA_oob_tcp_if_include=lo
+  out=$(timeout 60 srun -N1 -n2 --overcommit --mpi=pmix --export=$env "$session" ok 1 2>&1) \
+    || fail "a session under srun --mpi=pmix failed: $out"
+  grep -qxF "master: 2 ranks, master rank 0" <<< "$out" && grep -qxF "master: closed" <<< "$out" \
+    || fail "the session under srun: $out"
+  local_out=$(timeout 60 "$session" models-local 2 2>&1) || fail "models on one machine: $local_out"
+  out=$(timeout 60 srun -N1 -n2 --overcommit --mpi=pmix --export=$env "$session" models 1 2>&1) \
+    || fail "models under srun: $out"
+  [[ $(grep -c '^value: ' <<< "$out") -ge 75 && $(grep '^value: ' <<< "$out") == "$(grep '^value: ' <<< "$local_out")" ]] \
+    || fail "models under srun differ from one machine: $(diff <(grep '^value: ' <<< "$local_out") <(grep '^value: ' <<< "$out"))"
+  echo "a session over 2 srun tasks: as on one machine"
+fi
 echo "PASS"
