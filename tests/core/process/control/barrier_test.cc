@@ -65,6 +65,30 @@ void onThreads(int n, Fn fn) {
 }
 
 TEST_CASE(
+    "barrier: an outbox publishes how many bytes peers read, for the barrier it is filled for",
+    "[core]") {
+  // What crosses nodes is the count (cluster/node_bridge.h): the largest a rank asked for before
+  // arriving, in the slot of that barrier's parity, and nothing at a barrier it filled none for.
+  LocalControlBlock cb(1);
+  Barrier barrier(*cb, 0, 1, 0us);
+  Waiter waiter = waiterFor(*cb, 10s, "outbox");
+  RankSlot& slot = (*cb).slot(0);
+  barrier.outbox(24);
+  barrier.outbox(8);  // a smaller second part does not shrink it
+  CHECK(slot.exchange_bytes[1] == 24);
+  barrier.arrive(waiter, BarrierSite::Exchange);  // epoch 1 (parity 1)
+  CHECK(slot.exchange_bytes[1] == 24);            // peers still read it until the next arrival
+  barrier.outbox(100);
+  barrier.arrive(waiter, BarrierSite::Exchange);  // epoch 2 (parity 0)
+  CHECK(slot.exchange_bytes[0] == 100);
+  CHECK(slot.exchange_bytes[1] == 0);             // reset for epoch 3, which fills nothing
+  barrier.arrive(waiter, BarrierSite::Exchange);  // epoch 3 (parity 1)
+  CHECK(slot.exchange_bytes[1] == 0);
+  CHECK_THROWS_WITH(barrier.outbox(kExchangeBytes + 1),
+                    Catch::Contains("exceeds the control block's"));
+}
+
+TEST_CASE(
     "barrier: nobody passes before the last arrival, and every rank reads every exchange and ok "
     "flag",
     "[core]") {
