@@ -10,6 +10,8 @@
 //       launcher, before anything forks
 //   session_nodes_check bench RANKS_PER_NODE  barrier steps: medians of 5 runs of 2000 (a
 //       benchmark, not a test)
+//   session_nodes_check bench-allreduce 1     a 64 MiB float32 variable all-reduced across the
+//       nodes, median of 11 (leader_link_check bench measures MPI_Allreduce beside it)
 //   session_nodes_check models 1          the test model (synk_testkit): a call without inputs
 //       whose outputs are reduced, every variable collective with every op on every dtype, calls
 //       on a scattered Data input (then written again, then grown: a new generation), a scatter
@@ -196,6 +198,28 @@ int main(int argc, char** argv) {
       session.barrier();  // still usable after the refusals
       session.close();
       std::printf("master: closed\n");
+      return 0;
+    }
+    if (scenario == "bench-allreduce") {
+      // A 64 MiB float32 variable (synk_bench_var_list) all-reduced (sum) across the nodes:
+      // medians of 11, beside leader_link_check bench's MPI_Allreduce (the script runs both).
+      Model model = session.load(pluginPath("synk_bench_var_list"),
+                                 {{"count", "1"}, {"elements", std::to_string(16 << 20)}});
+      Variable v = model.variable("v0");
+      std::vector<double> ms;
+      for (int i = 0; i < 12; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        session.allReduce({v}, ReduceOp::Sum);
+        session.barrier();  // a posted all_reduce returns early: its end is the next step's start
+        if (i > 0) {
+          ms.push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                  .count());
+        }
+      }
+      std::sort(ms.begin(), ms.end());
+      std::printf("master: session all_reduce 64 MiB %.2f ms (median of %zu; min %.2f, max %.2f)\n",
+                  ms[ms.size() / 2], ms.size(), ms.front(), ms.back());
       return 0;
     }
     if (scenario == "bench") {
