@@ -304,6 +304,9 @@ bool NodeBridge::Thread::runJobs(uint64_t epoch, bool& sent) {
     } catch (...) {
       job->error = std::current_exception();
     }
+    // What the work holds (the caller's staging buffer) goes before the caller wakes, so that
+    // its next call finds the buffer free to reuse.
+    job->work = nullptr;
     job->done.store(true, std::memory_order_release);
     // Let go while the job was inside MPI: the control block may be gone.
     if (orphaned.load(std::memory_order_acquire)) return true;
