@@ -41,10 +41,16 @@ class BridgeLink : public NodeLink {
 // One session over the launcher's processes, a node each: this one forks its node's ranks.
 NodeSpan spanNodes(const ForkOptions& options, const BackendRegistry& registry,
                    const std::optional<cluster::LaunchEnv>& launch, const cluster::EnvLookup& env) {
+  const BackendFactory* factory = registry.find(options.backend);
+  if (factory != nullptr && factory->bindsDevices()) {
+    // Never run on GPUs: NCCL across nodes (its unique id already travels) comes with its test.
+    throw UsageError(str("fork: the ", options.backend,
+                         " backend over several nodes is not built yet (cluster/README.md, "
+                         "\"Next\"): use the cpu backend there, or run on one node"));
+  }
   cluster::NodeRequest request;
   request.ranks_per_node = options.ranks_per_node;
   if (request.ranks_per_node == 0) {  // every device of the backend (cpu: hardware threads)
-    const BackendFactory* factory = registry.find(options.backend);
     request.ranks_per_node = factory ? factory->deviceCount() : 1;
   }
   request.total_ranks = options.n_parallel;

@@ -8,6 +8,7 @@
 //       killed (the test script kills it): it must raise PeerFailure naming that rank
 //   session_nodes_check step-times RANKS_PER_NODE   ForkOptions::step_times: refused by every
 //       launcher, before anything forks
+//   session_nodes_check cuda RANKS_PER_NODE   the cuda backend: refused the same way
 //   session_nodes_check bench RANKS_PER_NODE  barrier steps: medians of 5 runs of 2000 (a
 //       benchmark, not a test)
 //   session_nodes_check bench-allreduce 1     a 64 MiB float32 variable all-reduced across the
@@ -168,11 +169,12 @@ int main(int argc, char** argv) {
   } else {
     options.ranks_per_node = std::atoi(argv[2]);
   }
-  if (scenario == "step-times") {  // refused on every node, before anything forks
-    options.step_times = true;
+  if (scenario == "step-times" || scenario == "cuda") {  // refused on every node, before forking
+    options.step_times = scenario == "step-times";
+    if (scenario == "cuda") options.backend = "cuda";
     try {
       fork(options);
-      std::printf("launcher: FAIL step_times over several nodes was not refused\n");
+      std::printf("launcher: FAIL %s over several nodes was not refused\n", scenario.c_str());
       return 1;
     } catch (const UsageError& e) {
       std::printf("launcher: refused: %s\n", e.what());
