@@ -133,7 +133,6 @@ struct NodeBridge::Thread {
   struct Job {
     std::function<void()> work;
     std::exception_ptr error;
-    std::atomic<bool> started{false};  // taken off the queue: its caller cannot take it back
     std::atomic<bool> done{false};
   };
   std::mutex jobs_mutex;
@@ -293,7 +292,6 @@ bool NodeBridge::Thread::runJobs(uint64_t epoch, bool& sent) {
       job = std::move(jobs.front());
       jobs.pop_front();
       jobs_posted.fetch_sub(1, std::memory_order_acq_rel);
-      job->started.store(true, std::memory_order_release);
     }
     try {
       // An aborted session's other nodes would never join the job's collectives.

@@ -23,6 +23,16 @@ export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 # Shared memory left by this job's nodes: names carry their owner's pid (the launchers', written
 # to $work by the program before it forks). Other tests may run beside this one.
+# Until the job in the background ($job, writing $work/out) says its master steps: at most 60 s,
+# or until the job ended without.
+await_ready() {
+  for _ in $(seq 600); do
+    grep -q "^master: ready" "$work/out" 2>/dev/null && break
+    kill -0 "$job" 2>/dev/null || break
+    read -rt 0.1 <> <(:) || true
+  done
+  grep -q "^master: ready" "$work/out" || { echo "FAIL: $1: the master never got ready:"; cat "$work/out"; exit 1; }
+}
 left_behind() {
   for file in "$work"/node-*.pid; do
     ls /dev/shm 2>/dev/null | grep "^synk-[^-]*-$(cat "$file")-"
@@ -87,12 +97,7 @@ SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULA
   -x SYNK_CHECK_PID_DIR --mca orte_allowed_exit_without_sync 1 \
   --mca orte_abort_on_non_zero_status 0 "$check" kill 2 > "$work/out" 2>&1 &
 job=$!
-for _ in $(seq 600); do  # until the master steps (at most 60 s)
-  grep -q "^master: ready" "$work/out" 2>/dev/null && break
-  kill -0 $job 2>/dev/null || break
-  read -rt 0.1 <> <(:) || true
-done
-grep -q "^master: ready" "$work/out" || { echo "FAIL: the master never got ready:"; cat "$work/out"; exit 1; }
+await_ready "kill"
 leader=$(cat "$work/node-1.pid")
 victim=""  # the launcher's child that is a rank, not its shared-memory watcher
 for child in $(pgrep -P "$leader"); do
@@ -119,12 +124,7 @@ SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULA
   -x SYNK_CHECK_PID_DIR --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
   --mca orte_abort_on_non_zero_status 0 "$check" kill-launcher 2 > "$work/out" 2>&1 &
 job=$!
-for _ in $(seq 600); do
-  grep -q "^master: ready" "$work/out" 2>/dev/null && break
-  kill -0 $job 2>/dev/null || break
-  read -rt 0.1 <> <(:) || true
-done
-grep -q "^master: ready" "$work/out" || { echo "FAIL: kill-launcher: never ready:"; cat "$work/out"; exit 1; }
+await_ready "kill-launcher"
 leader=$(cat "$work/node-1.pid")
 children=$(pgrep -P "$leader")
 kill -KILL "$leader"
