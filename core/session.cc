@@ -108,13 +108,20 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
       }
     }
   } else if (!host) {
-    if (node_ranks > devices) {
-      throw InvalidArgument(str("fork: ", span.several() ? "ranks_per_node " : "n_parallel ",
-                                node_ranks, " but only ", devices, " ", options.backend,
-                                " device(s) are visible"));
+    if (span.first_device + node_ranks > devices) {
+      throw InvalidArgument(
+          span.first_device == 0
+              ? str("fork: ", span.several() ? "ranks_per_node " : "n_parallel ", node_ranks,
+                    " but only ", devices, " ", options.backend, " device(s) are visible")
+              : str("fork: simulated node ", span.node, " would use ", options.backend, " devices ",
+                    span.first_device, "-", span.first_device + node_ranks - 1,
+                    " of this host, which has ", devices, ": ", span.nodes_on_host,
+                    " simulated nodes x ", node_ranks, " ranks need a device each"));
     }
     for (int r = 0; r < options.n_parallel; ++r)
-      options.devices.push_back(r % node_ranks);  // a node's local rank
+      // By local rank; other nodes' entries read as this node's numbering (a node's ranks are
+      // compared only with each other: the cuda backend's check for a shared GPU).
+      options.devices.push_back(span.first_device + r % node_ranks);
   }
   factory->checkBeforeFork();
   sweepStaleSegments();

@@ -43,8 +43,9 @@ struct ForkOptions {
   // Number of ranks; 0 = one per device the backend sees (cpu: hardware threads). On several
   // nodes (under mpirun or srun, cluster/README.md): every node's, nodes x ranks_per_node.
   int n_parallel = 0;
-  // On several nodes: ranks on each node; 0 = one per device the backend sees there. Ignored on
-  // one node.
+  // On several nodes: ranks on each node; 0 = one per device the backend sees there (simulated
+  // nodes of one GPU host, SYNK_SIMULATE_NODES: its GPUs split between them). Ignored on one
+  // node.
   int ranks_per_node = 0;
   std::string backend = "cpu";
   // Which rank the master process is (it computes that rank's share and is the root of reduce

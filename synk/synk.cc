@@ -1,5 +1,7 @@
 #include "synk/synk.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -42,19 +44,17 @@ class BridgeLink : public NodeLink {
 NodeSpan spanNodes(const ForkOptions& options, const BackendRegistry& registry,
                    const std::optional<cluster::LaunchEnv>& launch, const cluster::EnvLookup& env) {
   const BackendFactory* factory = registry.find(options.backend);
-  if (factory != nullptr && factory->bindsDevices()) {
-    // Never run on GPUs: NCCL across nodes (its unique id already travels) comes with its test.
-    throw UsageError(str("fork: the ", options.backend,
-                         " backend over several nodes is not built yet (cluster/README.md, "
-                         "\"Next\"): use the cpu backend there, or run on one node"));
-  }
   cluster::NodeRequest request;
+  request.simulate_nodes = cluster::simulateNodesRequested(env);
+  // Simulated nodes of one host split its devices (a GPU is one rank's); cpu ranks share cores.
+  const bool split_devices = request.simulate_nodes && factory && factory->bindsDevices();
+  const int nodes_on_host = launch ? launch->on_this_host : 1;
   request.ranks_per_node = options.ranks_per_node;
   if (request.ranks_per_node == 0) {  // every device of the backend (cpu: hardware threads)
     request.ranks_per_node = factory ? factory->deviceCount() : 1;
+    if (split_devices) request.ranks_per_node = std::max(1, request.ranks_per_node / nodes_on_host);
   }
   request.total_ranks = options.n_parallel;
-  request.simulate_nodes = cluster::simulateNodesRequested(env);
   cluster::NodeLayout layout;
   try {
     layout = cluster::planNodes(launch, request);
@@ -65,7 +65,16 @@ NodeSpan spanNodes(const ForkOptions& options, const BackendRegistry& registry,
   span.nodes = layout.nodes;
   span.node = layout.node;
   span.ranks_per_node = layout.ranks_per_node;
-  span.nodes_on_host = launch ? launch->on_this_host : 1;
+  span.nodes_on_host = nodes_on_host;
+  if (split_devices) {
+    // One host's launchers are its simulated nodes (process index = node); each takes its slice.
+    span.first_device = (layout.node % nodes_on_host) * layout.ranks_per_node;
+    // NCCL tells nodes apart by a host hash: one per simulated node makes it take its path
+    // between nodes (the network transport) as on separate machines. Set before anything
+    // forks or starts a thread; a user's own value is kept.
+    const std::string host_id = str("synk-simulated-node-", layout.node);
+    setenv("NCCL_HOSTID", host_id.c_str(), 0);
+  }
   span.start_link = [layout](ControlBlock& cb) -> std::unique_ptr<NodeLink> {
     return std::make_unique<BridgeLink>(cb, layout);
   };

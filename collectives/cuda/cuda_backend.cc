@@ -23,10 +23,12 @@ namespace {
 
 // Why NCCL cannot run on this session: empty when every rank has a GPU of its own. NCCL refuses
 // two ranks of one communicator on one GPU, so ranks sharing one run host-staged collectives.
-std::string sharedDeviceReason(const std::vector<int>& devices) {
+// Over several nodes each node numbers its own GPUs: only ranks of one node (`ranks_per_node`
+// consecutive ranks) can share one.
+std::string sharedDeviceReason(const std::vector<int>& devices, int ranks_per_node) {
   for (size_t r = 0; r < devices.size(); ++r) {
     for (size_t q = 0; q < r; ++q) {
-      if (devices[q] != devices[r]) continue;
+      if (devices[q] != devices[r] || q / ranks_per_node != r / ranks_per_node) continue;
       std::string list;
       for (int d : devices)
         list += str(list.empty() ? "" : ", ", d);
@@ -39,6 +41,15 @@ std::string sharedDeviceReason(const std::vector<int>& devices) {
   return {};
 }
 
+// Host staging reduces through shared memory, which reaches one node only; over several nodes
+// every collective is NCCL's (cluster/README.md, "Next": the staged paths through the leaders).
+std::string stagedAcrossNodesReason(const ProcessGroup& group) {
+  return str(
+      "host-staged collectives (CollectiveOptions{.native = false}) do not cross nodes yet "
+      "(cluster/README.md, \"Next\"): this session spans ",
+      group.span().nodes, " nodes; use the native (NCCL) collectives, the default");
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(RankEnvironment& env) : group_(env.group), heap_(env.heap) {
@@ -47,7 +58,14 @@ class CudaBackend final : public Backend {
                                 ": the cuda backend needs a GPU ordinal, got ",
                                 env.device_ordinal));
     }
-    no_native_ = sharedDeviceReason(env.devices);
+    const bool across_nodes = group_.spansNodes();
+    no_native_ = sharedDeviceReason(env.devices,
+                                    across_nodes ? group_.span().ranks_per_node : group_.size());
+    if (across_nodes && !no_native_.empty()) {  // neither NCCL nor host staging would work
+      throw UsageError(str("rank ", group_.rank(), ": ", no_native_, "; but ",
+                           stagedAcrossNodesReason(group_),
+                           ": give each rank of a node a GPU of its own (ranks_per_node)"));
+    }
     device_ = std::make_unique<CudaDevice>(env.device_ordinal, group_.rank());
     try {
       // Pin every heap segment, present and future: host staging and host-device outputs copy
@@ -60,7 +78,8 @@ class CudaBackend final : public Backend {
         nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter);
         device_->attachNccl(nccl_->comm(), nccl_->parent());
       }
-      staged_ = std::make_unique<HostStagedCommunicator>(group_, heap_, *device_);
+      if (!across_nodes)
+        staged_ = std::make_unique<HostStagedCommunicator>(group_, heap_, *device_);
     } catch (...) {
       heap_.setSegmentObserver(nullptr);
       if (group_.aborted()) device_->markAborted();  // a peer died: wait on nothing more
@@ -87,7 +106,10 @@ class CudaBackend final : public Backend {
   Device& device() override { return *device_; }
 
   Communicator& communicator(bool native) override {
-    if (!native) return *staged_;
+    if (!native) {
+      if (!staged_) throw UsageError(stagedAcrossNodesReason(group_));
+      return *staged_;
+    }
     if (!nccl_) throw UsageError(no_native_);
     return *nccl_;
   }

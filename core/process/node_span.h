@@ -32,6 +32,9 @@ struct NodeSpan {
   int ranks_per_node = 0;  // 0 on one node: every rank of the session
   // Nodes sharing this host (simulated nodes, SYNK_SIMULATE_NODES: their ranks share its cores).
   int nodes_on_host = 1;
+  // The first of the host's devices this node's ranks use: 0 on a node of its own; simulated
+  // nodes of one host take consecutive slices of its devices (node k: k x ranks_per_node on).
+  int first_device = 0;
   // Starts the link on this node's control block (sized for every rank of the session, the
   // other nodes' too), in the launcher after it forked its node's ranks, before any barrier.
   std::function<std::unique_ptr<NodeLink>(ControlBlock&)> start_link;

@@ -6,6 +6,9 @@
 //   median of --reps samples. "added" is synk's time per call minus raw's; "vs sync" minus
 //   raw+sync's.
 //   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M | none] [--scatter 512M | 0]
+//                        [--staged 0]
+// Under mpirun with simulated nodes (SYNK_SIMULATE_NODES=1) it runs one session over the nodes
+// (scripts/gpu-nodes-check): --staged 0 then, host staging does not cross nodes.
 // Run the scatter in a process of its own (--sizes none): after the host-staged sweep has
 // churned through gigabytes of shared memory, a fresh shared-memory segment's DMA measured
 // 35 GB/s on an H100 host where a clean process gets 53 (cudaMallocHost memory: 54 in both).
@@ -30,6 +33,7 @@ struct Options {
   int reps = 7;
   std::vector<double> sizes = {8, 128 << 10, 2 << 20, 32 << 20, 512 << 20};
   double scatter_bytes_per_rank = 512 << 20;
+  bool staged = true;  // host-staged all_reduce beside NCCL's
 };
 
 using test::parseSize;
@@ -43,6 +47,7 @@ Options parse(int argc, char** argv) {
     if (key == "--reps") o.reps = std::atoi(value.c_str());
     if (key == "--scatter") o.scatter_bytes_per_rank = parseSize(value);
     if (key == "--sizes") o.sizes = parseSizeList(value);
+    if (key == "--staged") o.staged = value != "0";
   }
   return o;
 }
@@ -95,6 +100,7 @@ int main(int argc, char** argv) {
           session.allReduce({buf}, ReduceOp::Sum);
         sync({});
         synk_s.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
+        if (!o.staged) continue;
         const int staged_iters = std::max(3, iters / 20);
         session.allReduce({buf}, ReduceOp::Sum, {.native = false});  // warm-up (staging grows)
         sync({});
@@ -107,14 +113,14 @@ int main(int argc, char** argv) {
                            staged_iters);
       }
       const double r = harness::median(raw_s), s = harness::median(synk_s),
-                   h = harness::median(staged_s), rs = harness::median(raw_sync_s);
+                   h = o.staged ? harness::median(staged_s) : 0.0, rs = harness::median(raw_sync_s);
       using harness::Collective;
       const double rb = harness::busbwGBps(Collective::AllReduce, n, bytes, r);
       const double sb = harness::busbwGBps(Collective::AllReduce, n, bytes, s);
-      const double hb = harness::busbwGBps(Collective::AllReduce, n, bytes, h);
+      const double hb = o.staged ? harness::busbwGBps(Collective::AllReduce, n, bytes, h) : 0.0;
       std::printf("%10s %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f%% %9.2f %9.2f %12.2f %10.2f\n",
                   harness::formatBytes(bytes).c_str(), r * 1e6, rb, rs * 1e6, s * 1e6, sb,
-                  100.0 * r / s, (s - r) * 1e6, (s - rs) * 1e6, h * 1e6, hb);
+                  100.0 * r / s, (s - r) * 1e6, (s - rs) * 1e6, h * 1e6, hb);  // 0: not run
     }
     if (o.scatter_bytes_per_rank <= 0) return 0;
     // Scatter: every rank copies its rows of a Data input host-to-device (pinned shm).

@@ -8,7 +8,6 @@
 //       killed (the test script kills it): it must raise PeerFailure naming that rank
 //   session_nodes_check step-times RANKS_PER_NODE   ForkOptions::step_times: refused by every
 //       launcher, before anything forks
-//   session_nodes_check cuda RANKS_PER_NODE   the cuda backend: refused the same way
 //   session_nodes_check bench RANKS_PER_NODE  barrier steps: medians of 5 runs of 2000 (a
 //       benchmark, not a test)
 //   session_nodes_check bench-allreduce 1     a 64 MiB float32 variable all-reduced across the
@@ -19,6 +18,9 @@
 //       from a Data; each result printed exactly ("value: ..." lines, floats in hex)
 //   session_nodes_check models-local N    the same on one machine, N ranks, no launcher: the
 //       test script compares the two outputs line for line
+// SYNK_CHECK_BACKEND=cuda runs the session on the cuda backend (session_nodes_cuda_test.sh: the
+// simulated nodes split the host's GPUs); then `ok` also checks that host-staged collectives,
+// which do not cross nodes, are refused by name.
 // Before fork() each launcher writes its pid to $SYNK_CHECK_PID_DIR/node-<launcher index>.pid
 // (the script finds a remote rank there: the node's ranks are its launcher's children).
 // The master prints "master: ..." lines; exit 0 when the scenario went as it should.
@@ -162,16 +164,16 @@ int main(int argc, char** argv) {
   const std::string scenario = argv[1];
   writePid();
   ForkOptions options;
-  options.backend = "cpu";
+  const char* backend = std::getenv("SYNK_CHECK_BACKEND");
+  options.backend = backend != nullptr ? backend : "cpu";
   options.timeout = std::chrono::seconds(scenario == "kill-launcher" ? 2 : 20);
   if (scenario == "models-local") {
     options.n_parallel = std::atoi(argv[2]);
   } else {
     options.ranks_per_node = std::atoi(argv[2]);
   }
-  if (scenario == "step-times" || scenario == "cuda") {  // refused on every node, before forking
-    options.step_times = scenario == "step-times";
-    if (scenario == "cuda") options.backend = "cuda";
+  if (scenario == "step-times") {  // refused on every node, before forking
+    options.step_times = true;
     try {
       fork(options);
       std::printf("launcher: FAIL %s over several nodes was not refused\n", scenario.c_str());
@@ -193,7 +195,12 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (scenario == "ok") {
       barrierMicros(session, 300);
-      if (options.ranks_per_node > 1) {  // one rank per node moves data (the models scenario)
+      if (options.backend == "cuda") {
+        Model model = session.load(pluginPath("synk_testkit"));
+        Variable v = model.variable("var_f32");
+        expectRefusal("host-staged all_reduce",
+                      [&] { session.allReduce({v}, ReduceOp::Sum, {.native = false}); });
+      } else if (options.ranks_per_node > 1) {  // one rank per node moves host data (models)
         expectRefusal("data", [&] { session.data(DType::Float32, 1); });
         expectRefusal("load", [&] { session.load("synk_testkit"); });
       }

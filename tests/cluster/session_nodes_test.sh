@@ -8,7 +8,8 @@
 #  - 2 x 1 and 3 x 1 (one rank per node, whose collectives and Data cross nodes): the test
 #    model's calls (without inputs; on a scattered Data, rewritten, then grown) and every variable
 #    collective, op and dtype print exactly what one machine's session of as many ranks prints;
-#  - ForkOptions::step_times, or the cuda backend, over 2 nodes: refused by every launcher;
+#  - ForkOptions::step_times over 2 nodes: refused by every launcher (the cuda backend over
+#    nodes: session_nodes_cuda_test.sh, on GPUs);
 #  - 2 x 2: a rank of node 1 killed (SIGKILL) while the master steps: the master raises
 #    PeerFailure naming rank 3 and how it ended, within seconds; every process ends;
 #  - 2 x 2: node 1's launcher killed: the master's 2 s deadline names ranks 2 and 3 (under
@@ -65,12 +66,6 @@ out=$(timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" 
   || { echo "FAIL: step-times:"; echo "$out"; exit 1; }
 [[ $(grep -c "^launcher: refused: fork: step_times over several nodes is not built yet" <<< "$out") == 2 ]] \
   || { echo "FAIL: step_times not refused on both launchers:"; echo "$out"; exit 1; }
-
-# The cuda backend over several nodes is not built (nor run on GPUs) yet: refused by name.
-out=$(timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" cuda 1 2>&1) \
-  || { echo "FAIL: cuda:"; echo "$out"; exit 1; }
-[[ $(grep -c "^launcher: refused: fork: the cuda backend over several nodes is not built yet" <<< "$out") == 2 ]] \
-  || { echo "FAIL: cuda over several nodes not refused on both launchers:"; echo "$out"; exit 1; }
 
 # One rank per node: the test model's call (outputs reduced) and every variable collective with
 # every op on every dtype give exactly what one machine's session of as many ranks gives.

@@ -141,11 +141,13 @@ void SessionLifecycle::throwClosed() const {
 void SessionLifecycle::requireCollectivesAcrossNodes(const char* what) const {
   if (group_ == nullptr || !group_->spansNodes()) return;
   const int per_node = group_->span().ranks_per_node;
-  if (per_node == 1 && !factory_->bindsDevices()) return;
+  // A backend with devices (cuda) runs its collectives across nodes through its own library
+  // (NCCL); the host's reach another node through the leaders, one rank per node so far.
+  if (per_node == 1 || factory_->bindsDevices()) return;
   throw UsageError(str(what, ": this session spans ", group_->size(), " ranks on several nodes (",
                        per_node, " per node, backend ", options_.backend,
-                       "), and collectives across nodes are built for the cpu backend with one "
-                       "rank per node only (cluster/README.md, \"Next\")"));
+                       "), and host collectives across nodes are built for one rank per node "
+                       "only (cluster/README.md, \"Next\")"));
 }
 
 StepResult SessionLifecycle::runStep(Opcode opcode, const ByteWriter& payload,

@@ -70,8 +70,8 @@ class SessionLifecycle {
 
   int size() const { return options_.n_parallel; }
   // Throws UsageError naming `what` when the session spans several nodes in a way whose
-  // collectives are not built yet: models' variables and Data cross nodes on the cpu backend
-  // with one rank per node (cluster/README.md).
+  // collectives are not built yet: models' variables and Data cross nodes through NCCL on cuda,
+  // and on the cpu backend with one rank per node (cluster/README.md).
   void requireCollectivesAcrossNodes(const char* what) const;
   const ForkOptions& options() const { return options_; }
   ProcessGroup& group() { return *group_; }

@@ -1,6 +1,8 @@
 // synk-micro: Google Benchmark benchmarks of the runtime itself (the step costs and every
 // variable collective), on one session of cpu or cuda ranks forked before any benchmark runs.
 //   synk-micro [--ranks=N] [--backend=cpu|cuda] [--devices=0,1,...] [Google Benchmark flags]
+//   mpirun -np NODES --map-by ppr:1:node synk-micro --ranks=0 --ranks-per-node=R ...
+//     one session over the nodes (cluster/README.md): the benchmarks run on node 0's launcher
 //   synk-micro --benchmark_repetitions=9 --benchmark_out=micro.json --benchmark_out_format=json
 // Each repetition is one sample for `synk-bench compare`: `synk-bench import-micro micro.json`
 // stores the JSON as a run (harness/micro_store.h), its commit from the synk.commit context.
@@ -27,6 +29,7 @@ struct Flags {
   int ranks = 2;
   std::string backend = "cpu";
   std::vector<int> devices;  // empty: rank r on device r
+  int ranks_per_node = 0;    // under a launcher of several nodes (0: every device there)
 };
 
 std::vector<int> parseDevices(const std::string& list) {
@@ -47,7 +50,8 @@ std::vector<int> parseDevices(const std::string& list) {
   return devices;
 }
 
-// Takes --ranks=N, --backend=NAME and --devices=LIST out of argv (what Google Benchmark left).
+// Takes --ranks=N, --backend=NAME, --ranks-per-node=N and --devices=LIST out of argv (what Google
+// Benchmark left).
 Flags takeFlags(int& argc, char** argv) {
   Flags flags;
   if (const char* env = std::getenv("SYNK_BENCH_RANKS"); env && *env) flags.ranks = std::atoi(env);
@@ -58,6 +62,8 @@ Flags takeFlags(int& argc, char** argv) {
       flags.ranks = std::atoi(argv[i] + 8);
     } else if (std::strncmp(argv[i], "--backend=", 10) == 0) {
       flags.backend = argv[i] + 10;
+    } else if (std::strncmp(argv[i], "--ranks-per-node=", 17) == 0) {
+      flags.ranks_per_node = std::atoi(argv[i] + 17);
     } else if (std::strncmp(argv[i], "--devices=", 10) == 0) {
       flags.devices = parseDevices(argv[i] + 10);
       flags.ranks = int(flags.devices.size());
@@ -94,6 +100,7 @@ int main(int argc, char** argv) {
     auto micro = std::make_unique<synk::micro::MicroSession>();
     // A rank that hangs fails the run within a minute rather than the default ten.
     micro->session = synk::fork({.n_parallel = flags.ranks,
+                                 .ranks_per_node = flags.ranks_per_node,
                                  .backend = flags.backend,
                                  .devices = flags.devices,
                                  .timeout = std::chrono::seconds(60)});

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# One synk session over several nodes on the cuda backend (cluster/README.md), on one GPU host:
+# mpirun starts a launcher per simulated node (SYNK_SIMULATE_NODES=1); the nodes split the host's
+# GPUs and each gets an NCCL host id of its own, so NCCL connects them as separate machines,
+# through its network transport (sockets on loopback here).
+#  - 2 nodes x 1 GPU (and 2 x 2 with 4 GPUs): the test model's calls and every variable
+#    collective, op and dtype print exactly what one machine's cuda session of as many ranks
+#    prints; NCCL's log shows the ranks of different nodes connected through NET/Socket, never
+#    through P2P or SHM;
+#  - the session's size, 300 barrier steps, host-staged collectives refused by name (shared
+#    memory does not cross nodes), close ending every process with MPI finished (mpirun exits 0),
+#    no shared memory left;
+#  - 2 x 1: node 1's launcher (rank 1 itself) killed: the master's 2 s deadline names rank 1, its
+#    NCCL communicator is aborted and the job ends; node 1's watcher removes its shared memory.
+# Skips (77) without mpirun or with fewer than 2 GPUs.
+set -u
+check=$1
+command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 77; }
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+(( gpus >= 2 )) || { echo "SKIPPED: needs 2 GPUs, $gpus visible"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export SYNK_CHECK_BACKEND=cuda
+# NCCL between the simulated nodes: sockets on loopback, as issue 26 asks; its log says how the
+# ranks connected.
+export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT
+run() {  # nodes scenario ranks_per_node [mpirun options...]
+  local nodes=$1 scenario=$2 per_node=$3; shift 3
+  SYNK_CHECK_PID_DIR=$work timeout 180 mpirun --oversubscribe -np "$nodes" "$@" \
+    -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR -x SYNK_CHECK_BACKEND -x NCCL_SOCKET_IFNAME \
+    -x NCCL_IB_DISABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "$check" "$scenario" "$per_node"
+}
+work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
+left_behind() {
+  for file in "$work"/node-*.pid; do
+    ls /dev/shm 2>/dev/null | grep "^synk-[^-]*-$(cat "$file")-"
+  done
+}
+
+shapes=(2x1)
+(( gpus >= 4 )) && shapes+=(2x2)
+for shape in "${shapes[@]}"; do
+  nodes=${shape%x*} per_node=${shape#*x}
+  local_out=$(NCCL_DEBUG=WARN timeout 180 "$check" models-local $((nodes * per_node)) 2>&1) \
+    || { echo "FAIL: models on one machine, $((nodes * per_node)) ranks:"; echo "$local_out"; exit 1; }
+  rm -f "$work"/node-*.pid
+  out=$(run "$nodes" models "$per_node" 2>&1) \
+    || { echo "FAIL: $shape: models:"; echo "$out"; exit 1; }
+  values=$(grep '^value: ' <<< "$out")
+  [[ $(wc -l <<< "$values") -ge 75 ]] || { echo "FAIL: $shape: too few values:"; echo "$out"; exit 1; }
+  [[ $values == "$(grep '^value: ' <<< "$local_out")" ]] \
+    || { echo "FAIL: $shape differs from one machine:"; diff <(grep '^value: ' <<< "$local_out") <(echo "$values"); exit 1; }
+  # Ranks of different nodes must meet through NCCL's network transport.
+  grep -q "via NET/Socket" <<< "$out" \
+    || { echo "FAIL: $shape: NCCL did not connect the nodes through NET/Socket:"; echo "$out"; exit 1; }
+  if (( per_node == 1 )) && grep -qE "via (P2P|SHM)" <<< "$out"; then
+    echo "FAIL: $shape: NCCL joined ranks of different nodes through P2P or SHM:"; echo "$out"; exit 1
+  fi
+  [[ -z $(left_behind) ]] || { echo "FAIL: $shape: shared memory left: $(left_behind)"; exit 1; }
+
+  rm -f "$work"/node-*.pid
+  out=$(run "$nodes" ok "$per_node" 2>&1) || { echo "FAIL: $shape: ok:"; echo "$out"; exit 1; }
+  grep -qxF "master: $((nodes * per_node)) ranks, master rank 0" <<< "$out" \
+    || { echo "FAIL: $shape: the session's size:"; echo "$out"; exit 1; }
+  grep -q "^master: refused: host-staged collectives (CollectiveOptions{.native = false}) do not cross nodes yet" \
+    <<< "$out" || { echo "FAIL: $shape: host staging not refused by name:"; echo "$out"; exit 1; }
+  grep -qxF "master: closed" <<< "$out" || { echo "FAIL: $shape: no close:"; echo "$out"; exit 1; }
+  [[ -z $(left_behind) ]] || { echo "FAIL: $shape: shared memory left: $(left_behind)"; exit 1; }
+  echo "ok: $shape"
+done
+
+# Node 1's launcher killed (2 x 1: it is rank 1): the master's deadline names rank 1.
+start=$SECONDS
+rm -f "$work"/node-*.pid
+run 2 kill-launcher 1 --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
+  --mca orte_abort_on_non_zero_status 0 > "$work/out" 2>&1 &
+job=$!
+for _ in $(seq 1200); do  # until the master steps (NCCL's start included): at most 120 s
+  grep -q "^master: ready" "$work/out" 2>/dev/null && break
+  kill -0 "$job" 2>/dev/null || break
+  read -rt 0.1 <> <(:) || true
+done
+grep -q "^master: ready" "$work/out" || { echo "FAIL: kill-launcher: never ready:"; cat "$work/out"; exit 1; }
+leader=$(cat "$work/node-1.pid")
+kill -KILL "$leader"
+wait $job
+took=$((SECONDS - start))
+out=$(cat "$work/out")
+grep -qE "^master: Timeout: rank 0 timed out at .*: rank\(s\) 1 did not arrive before the deadline" \
+  <<< "$out" || { echo "FAIL: the master did not name rank 1:"; echo "$out"; exit 1; }
+for _ in $(seq 100); do  # node 1's watcher removes its segments once its launcher is gone
+  [[ -z $(left_behind) ]] && break
+  read -rt 0.1 <> <(:) || true
+done
+[[ -z $(left_behind) ]] || { echo "FAIL: node 1's shared memory left: $(left_behind)"; exit 1; }
+echo "PASS (shapes ${shapes[*]}; kill-launcher took ${took} s)"
