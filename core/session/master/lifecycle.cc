@@ -140,12 +140,14 @@ void SessionLifecycle::throwClosed() const {
 
 void SessionLifecycle::requireCollectivesAcrossNodes(const char* what) const {
   if (group_ == nullptr || !group_->spansNodes()) return;
+  // Host memory (the cpu backend) crosses nodes with any number of ranks per node; a backend
+  // that binds devices does not yet.
+  if (!factory_->bindsDevices()) return;
   const int per_node = group_->span().ranks_per_node;
-  if (per_node == 1 && !factory_->bindsDevices()) return;
   throw UsageError(str(what, ": this session spans ", group_->size(), " ranks on several nodes (",
                        per_node, " per node, backend ", options_.backend,
-                       "), and collectives across nodes are built for the cpu backend with one "
-                       "rank per node only (cluster/README.md, \"Next\")"));
+                       "), and collectives across nodes are built for the cpu backend only "
+                       "(cluster/README.md, \"Next\")"));
 }
 
 StepResult SessionLifecycle::runStep(Opcode opcode, const ByteWriter& payload,

@@ -71,7 +71,7 @@ class SessionLifecycle {
   int size() const { return options_.n_parallel; }
   // Throws UsageError naming `what` when the session spans several nodes in a way whose
   // collectives are not built yet: models' variables and Data cross nodes on the cpu backend
-  // with one rank per node (cluster/README.md).
+  // (any number of ranks per node), not yet on a backend that binds devices (cluster/README.md).
   void requireCollectivesAcrossNodes(const char* what) const;
   const ForkOptions& options() const { return options_; }
   ProcessGroup& group() { return *group_; }
