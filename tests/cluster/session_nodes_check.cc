@@ -16,7 +16,8 @@
 //       call without inputs whose outputs are reduced, every variable collective with every op on
 //       every dtype (also on values whose result depends on the order of the ranks), calls
 //       on a scattered Data input (then written again, then grown: a new generation), a scatter
-//       from a Data; each result printed exactly ("value: ..." lines, floats in hex)
+//       from a Data, three steps of the mlp (all-reduces inside its calls); each result printed
+//       exactly ("value: ..." lines, floats in hex)
 //   session_nodes_check models-local N [MASTER_RANK]   the same on one machine, N ranks, no
 //       launcher: the test script compares the two outputs line for line
 // Before fork() each launcher writes its pid to $SYNK_CHECK_PID_DIR/node-<launcher index>.pid
@@ -176,6 +177,25 @@ void runModels(Session& session) {
   session.allGather({v});
   printValue("var_f64 all_gather then gather", session.gather({v}, 1).at(0));
   printValue("var_f64 of the last rank", session.getValue(session.size() - 1, {v}).at(0));
+
+  // A model whose calls all-reduce inside (the mlp's fused training step: its gradients summed
+  // over the ranks during the call, in buckets), a few steps on scattered rows.
+  Model mlp = session.load(pluginPath("synk_mlp"), {{"inputs", "6"},
+                                                    {"widths", "5"},
+                                                    {"classes", "3"},
+                                                    {"optimizer", "sgd"},
+                                                    {"lr", "0.1"},
+                                                    {"seed", "1"}});
+  Function train = session.function(mlp, "train_step");
+  const int64_t mlp_rows = 4 * n;
+  std::vector<int32_t> labels(static_cast<size_t>(mlp_rows));
+  for (int64_t i = 0; i < mlp_rows; ++i)
+    labels[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7) % 3);
+  Data x = session.data(Array::of<float>({mlp_rows, 6}, values(mlp_rows * 6, 0.13, -0.4)));
+  Data y = session.data(Array::of<int32_t>({mlp_rows}, labels));
+  for (int step = 0; step < 3; ++step)
+    printValue(str("mlp train_step ", step, " loss"), train({x, y}).at(0));
+  printValue("mlp params", session.getValue(session.size() - 1, {mlp.variable("params")}).at(0));
 }
 
 // The master steps until the test script kills something of node 1 and the step raises Failure
