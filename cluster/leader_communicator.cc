@@ -29,11 +29,49 @@ LeaderCommunicator::LeaderCommunicator(NodeBridge& bridge, const NodeLayout& lay
     : Communicator(layout.node, layout.nodes),
       bridge_(bridge),
       nodes_(layout.nodes),
-      node_(layout.node) {
-  if (layout.ranks_per_node != 1) {
-    throw InvalidArgument(
-        str("the leaders' communicator takes one rank per node, not ", layout.ranks_per_node));
-  }
+      node_(layout.node) {}
+
+void LeaderCommunicator::send(const Bytes& bytes, int to, Waiter& waiter) {
+  run(
+      "send across nodes",
+      [bytes, to] { detail::sendBytes(bytes->data(), bytes->size(), to, "send across nodes"); },
+      waiter);
+}
+
+void LeaderCommunicator::receive(const Bytes& bytes, int from, Waiter& waiter) {
+  run(
+      "receive across nodes",
+      [bytes, from] {
+        detail::receiveBytes(bytes->data(), bytes->size(), from, "receive across nodes");
+      },
+      waiter);
+}
+
+void LeaderCommunicator::broadcast(const Bytes& bytes, int root, Waiter& waiter) {
+  run(
+      "broadcast across nodes",
+      [bytes, root] {
+        detail::broadcastBytes(bytes->data(), bytes->size(), root, "broadcast across nodes");
+      },
+      waiter);
+}
+
+void LeaderCommunicator::gather(const Bytes& part, const Bytes& all,
+                                const std::vector<size_t>& node_bytes, int root, Waiter& waiter) {
+  if (root < 0 || root == node_) all->resize(total(node_bytes));
+  const int node = node_;
+  run(
+      root < 0 ? "all_gather across nodes" : "gather across nodes",
+      [part, all, node_bytes, root, node] {
+        if (root < 0) {
+          detail::allGatherBytes(part->data(), all->data(), node_bytes, node,
+                                 "all_gather across nodes");
+        } else {
+          detail::gatherBytes(part->data(), node == root ? all->data() : nullptr, node_bytes, root,
+                              node, "gather across nodes");
+        }
+      },
+      waiter);
 }
 
 LeaderCommunicator::Staging LeaderCommunicator::staging(size_t bytes) {

@@ -5,6 +5,9 @@
 // rank order. Host memory only (the cpu backend's). The MPI work sees only a staging buffer it
 // co-owns, never the caller's: a job that outlives its caller (a deadline passed while MPI waited
 // for a node) cannot write into memory the caller has since freed.
+// With several ranks per node the same object is the node's leader's part (NodeLeaders,
+// core/process/node_span.h): the node communicator (collectives/shm/node_communicator.h) brings
+// the node's ranks together in shared memory and its leader moves bytes between nodes here.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -14,14 +17,23 @@
 #include "synk/cluster/launch_env.h"
 #include "synk/cluster/node_bridge.h"
 #include "synk/core/communicator.h"
+#include "synk/core/node_span.h"
 
 namespace synk::cluster {
 
-class LeaderCommunicator final : public Communicator {
+class LeaderCommunicator final : public Communicator, public NodeLeaders {
  public:
-  // layout.ranks_per_node must be 1 (InvalidArgument otherwise).
+  // Its collectives are the nodes' (rank = node): the session's where each node has one rank.
   LeaderCommunicator(NodeBridge& bridge, const NodeLayout& layout);
   const char* name() const override { return "leaders"; }
+
+  void send(const Bytes& bytes, int to, Waiter& waiter) override;
+  void receive(const Bytes& bytes, int from, Waiter& waiter) override;
+  void broadcast(const Bytes& bytes, int root, Waiter& waiter) override;
+  void gather(const Bytes& part, const Bytes& all, const std::vector<size_t>& node_bytes, int root,
+              Waiter& waiter) override;
+  using Communicator::broadcast;
+  using Communicator::gather;
 
  protected:
   void doAllReduce(const AllReduceArgs& args, Waiter& waiter) override;

@@ -15,6 +15,8 @@ namespace {
 
 // MPI counts are ints: a larger vector goes in pieces, each its own collective.
 constexpr size_t kMaxPiece = size_t{1} << 30;
+// The leaders' point-to-point messages (a reduction's partial along the nodes).
+constexpr int kPointToPointTag = 41;
 
 // MPI's all-reduce on two nodes where its one operation per element gives the node-order bits
 // whichever operand it puts first: a + b == b + a and a * b == b * a for floats (a NaN's payload
@@ -153,6 +155,25 @@ void broadcastBytes(void* data, size_t bytes, int root, const std::string& what)
   for (size_t done = 0; done < bytes; done += kMaxPiece) {
     const int piece = static_cast<int>(std::min(kMaxPiece, bytes - done));
     checkMpi(MPI_Bcast(at + done, piece, MPI_BYTE, root, MPI_COMM_WORLD), what + " (MPI_Bcast)");
+  }
+}
+
+void sendBytes(const void* data, size_t bytes, int to, const std::string& what) {
+  const auto* at = static_cast<const std::byte*>(data);
+  for (size_t done = 0; done < bytes; done += kMaxPiece) {
+    const int piece = static_cast<int>(std::min(kMaxPiece, bytes - done));
+    checkMpi(MPI_Send(at + done, piece, MPI_BYTE, to, kPointToPointTag, MPI_COMM_WORLD),
+             what + " (MPI_Send)");
+  }
+}
+
+void receiveBytes(void* data, size_t bytes, int from, const std::string& what) {
+  auto* at = static_cast<std::byte*>(data);
+  for (size_t done = 0; done < bytes; done += kMaxPiece) {
+    const int piece = static_cast<int>(std::min(kMaxPiece, bytes - done));
+    checkMpi(MPI_Recv(at + done, piece, MPI_BYTE, from, kPointToPointTag, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE),
+             what + " (MPI_Recv)");
   }
 }
 

@@ -20,6 +20,10 @@ void allReduceInNodeOrder(void* data, size_t count, DType dtype, ReduceOp op, in
                           const std::string& what);
 // `bytes` of node `root`'s `data` into every node's `data`.
 void broadcastBytes(void* data, size_t bytes, int root, const std::string& what);
+// `bytes` of `data` to node `to` / from node `from` (point to point, MPI_COMM_WORLD, a tag of
+// their own: the bridge's packets travel on a communicator of its own).
+void sendBytes(const void* data, size_t bytes, int to, const std::string& what);
+void receiveBytes(void* data, size_t bytes, int from, const std::string& what);
 // Node k's `send` (node_bytes[k] bytes) into `recv` at node `root`, in node order (recv: the
 // sum of node_bytes; significant at the root only).
 void gatherBytes(const void* send, void* recv, const std::vector<size_t>& node_bytes, int root,

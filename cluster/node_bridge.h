@@ -22,9 +22,10 @@
 // sleeps 50 us between polls for 10 ms, then 1 ms: a first command after a long idle pays up to a
 // millisecond, a loop of steps none.
 //
-// It also runs its process's rank's work that calls MPI (onMpiThread: the collectives of a
-// session with one rank per node, leader_communicator.h) between barriers. Not carried: step
-// times, a command too large for the control block (refused across nodes by the step runner).
+// It also runs its process's rank's work that calls MPI (onMpiThread: the node leaders' data
+// operations, leader_communicator.h, for any number of ranks per node) between barriers. Not
+// carried: step times, a command too large for the control block (refused across nodes by the step
+// runner).
 #pragma once
 #include <chrono>
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "synk/collectives/cpu/host_device.h"
+#include "synk/collectives/shm/node_communicator.h"
 #include "synk/collectives/shm/shm_communicator.h"
 #include "synk/core/error.h"
 #include "synk/core/process_group.h"
@@ -11,46 +12,21 @@
 namespace synk {
 namespace {
 
-// Several ranks on each of several nodes: shared memory inside a node, then the nodes' leaders,
-// is not built yet (cluster/README.md, "Next"); every rank refuses alike, before communicating.
-class RefusingCommunicator final : public Communicator {
- public:
-  RefusingCommunicator(int rank, int size, int ranks_per_node)
-      : Communicator(rank, size), ranks_per_node_(ranks_per_node) {}
-  const char* name() const override { return "none across nodes"; }
-
- protected:
-  void doAllReduce(const AllReduceArgs&, Waiter&) override { refuse("all_reduce"); }
-  void doReduce(const ReduceArgs&, Waiter&) override { refuse("reduce"); }
-  void doBroadcast(const BroadcastArgs&, Waiter&) override { refuse("broadcast"); }
-  void doGather(const GatherArgs&, const std::vector<size_t>&, Waiter&) override {
-    refuse("gather");
-  }
-  void doAllGather(const AllGatherArgs&, const std::vector<size_t>&, Waiter&) override {
-    refuse("all_gather");
-  }
-
- private:
-  [[noreturn]] void refuse(const char* what) const {
-    throw UsageError(str(what, " across nodes with ", ranks_per_node_,
-                         " cpu ranks per node is not built yet (cluster/README.md, \"Next\"): "
-                         "one rank per node works"));
-  }
-  int ranks_per_node_;
-};
-
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(RankEnvironment& env) : device_(env.heap), shm_(env.group, env.heap) {
     ProcessGroup& group = env.group;
     if (!group.spansNodes()) return;
     // Across nodes shared memory reaches only this node: one rank per node talks through the
-    // link to the other nodes' (cluster/), more are refused.
-    if (group.span().ranks_per_node == 1 && group.link() != nullptr) {
-      across_ = group.link()->hostCommunicator();
+    // link to the other nodes' (cluster/: the leaders' collectives are the session's); several
+    // go through shared memory to their node's leader, the process that holds the link.
+    std::unique_ptr<Communicator> leaders =
+        group.link() != nullptr ? group.link()->hostCommunicator() : nullptr;
+    if (group.span().ranks_per_node == 1) {
+      SYNK_CHECK(leaders != nullptr, "rank ", group.rank(), " alone on its node has no link");
+      across_ = std::move(leaders);
     } else {
-      across_ = std::make_unique<RefusingCommunicator>(group.rank(), group.size(),
-                                                       group.span().ranks_per_node);
+      across_ = std::make_unique<NodeCommunicator>(group, env.heap, std::move(leaders));
     }
   }
 

@@ -1,5 +1,7 @@
 #pragma once
-// Private to shm_communicator.cc: the reduction loops of the shared-memory collectives.
+// Private to collectives/shm: the reduction loops of the shared-memory collectives
+// (shm_communicator.cc) and of a node's leader chaining a reduction across nodes
+// (node_communicator.cc), the same loop so that both give the same bits.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>

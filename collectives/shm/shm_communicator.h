@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "synk/collectives/shm/shm_exchange.h"
 #include "synk/core/communicator.h"
 #include "synk/core/shm_heap.h"
 
@@ -19,7 +20,6 @@ class ShmCommunicator final : public Communicator {
  public:
   // `group` and `heap` must outlive the communicator.
   ShmCommunicator(ProcessGroup& group, ShmHeap& heap);
-  ~ShmCommunicator() override;
   ShmCommunicator(const ShmCommunicator&) = delete;
   ShmCommunicator& operator=(const ShmCommunicator&) = delete;
 
@@ -51,42 +51,14 @@ class ShmCommunicator final : public Communicator {
  private:
   // Location slots of a single collective (a send and a receive buffer).
   static constexpr size_t kSingleSlots = 2;
+  using Exposed = ShmExchange::Exposed;
+  using Peers = ShmExchange::Peers;
 
-  // A buffer this rank lets its peers reach during one collective.
-  struct Exposed {
-    const void* user = nullptr;  // the caller's buffer
-    size_t bytes = 0;
-    bool input = false;          // peers read it: a staged copy is filled before it is published
-    bool output = false;         // peers write it: a staged copy is copied back afterwards
-    std::byte* local = nullptr;  // the address used: the caller's buffer or its staged copy
-    bool staged = false;
-  };
-  // Every rank's exposed buffers, mapped into this process: at(rank, k) (null if none).
-  struct Peers {
-    std::byte* const* base;
-    size_t slots;
-    std::byte* at(int rank, size_t k) const { return base[static_cast<size_t>(rank) * slots + k]; }
-  };
-
-  // Publishes `mine` (in `slots` location slots, the same number on every rank), passes
-  // CollectiveIn, runs work(peers) on the peers' buffers, passes CollectiveOut, then copies
-  // staged outputs back. A failure on any rank makes every rank throw.
-  template <typename Work>
-  void run(const char* what, Waiter& waiter, std::span<Exposed> mine, size_t slots, Work&& work);
-  void expose(const char* what, std::span<Exposed> mine);
-  [[noreturn]] void throwPeerFailure(const char* what) const;
-  std::byte* workspace(size_t bytes);
   void allReduceOutOfPlace(const AllReduceArgs& args, Waiter& waiter);
   void allReduceRound(std::span<const AllReduceArgs> round, size_t first_index, Waiter& waiter);
 
-  ProcessGroup& group_;
-  ShmHeap& heap_;
-  std::vector<ShmLocation> locations_;  // what this rank publishes, reused across calls
-  std::vector<std::byte*> peers_;       // size() x slots, reused across calls
-  std::vector<Exposed> exposed_;        // a list collective's buffers, reused across calls
-  // Heap memory that stands in for caller buffers outside the heap; grows, never shrinks.
-  void* workspace_ = nullptr;
-  size_t workspace_bytes_ = 0;
+  ShmExchange exchange_;
+  std::vector<Exposed> exposed_;  // a list collective's buffers, reused across calls
 };
 
 }  // namespace synk

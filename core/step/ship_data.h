@@ -2,11 +2,13 @@
 // Internal: ship data, the step that copies the master's Data blobs into the shared memory of the
 // other nodes of a session over several nodes (cluster/README.md), so that their ranks read a
 // call's inputs there as the master's node reads them in the master's. The master sends each
-// blob whole with the runtime's broadcast (across nodes: the node leaders'); a rank on another
-// node receives it into a segment of its own node named as the master names it (the same id and
-// generation under its node's prefix: BlobCache finds it), replacing an older generation's. The
+// blob whole with the node leaders' broadcast (the link's host communicator); another node's
+// leader receives it into a segment of its own node named as the master names it (the same id and
+// generation under its node's prefix: BlobCache finds it, on each rank of that node), replacing
+// an older generation's; the other ranks take no part. The
 // master runs it before a step that reads a version of a Data no other node has yet
 // (DataMaster::shipAcrossNodes).
+#include <memory>
 #include <vector>
 
 #include "synk/core/memory/blob.h"
@@ -35,6 +37,7 @@ class ShipDataHandler final : public StepHandler {
   DataStore& store_;
   ShipRequest request_;             // read into, reused
   std::vector<std::byte> scratch_;  // a blob this rank has no segment for (it failed to make one)
+  std::unique_ptr<Communicator> leaders_;  // the node leaders' collectives, on a leader
 };
 
 }  // namespace synk::detail

@@ -9,7 +9,6 @@ namespace synk::detail {
 
 Data DataMaster::makeData(DType dtype, const Shape& shape, const DataOptions& options) {
   core_.lifecycle().ensureOpen();
-  core_.lifecycle().requireCollectivesAcrossNodes("data");
   return core_.dataHandle(
       std::make_shared<DataImpl>(core_.shared_from_this(), nextBlobId(), dtype, shape, options));
 }

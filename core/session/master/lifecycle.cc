@@ -138,18 +138,6 @@ void SessionLifecycle::throwClosed() const {
   throw UsageError("the session is closed");
 }
 
-void SessionLifecycle::requireCollectivesAcrossNodes(const char* what) const {
-  if (group_ == nullptr || !group_->spansNodes()) return;
-  const int per_node = group_->span().ranks_per_node;
-  // A backend with devices (cuda) runs its collectives across nodes through its own library
-  // (NCCL); the host's reach another node through the leaders, one rank per node so far.
-  if (per_node == 1 || factory_->bindsDevices()) return;
-  throw UsageError(str(what, ": this session spans ", group_->size(), " ranks on several nodes (",
-                       per_node, " per node, backend ", options_.backend,
-                       "), and host collectives across nodes are built for one rank per node "
-                       "only (cluster/README.md, \"Next\")"));
-}
-
 StepResult SessionLifecycle::runStep(Opcode opcode, const ByteWriter& payload,
                                      const std::string& what, bool post) {
   ensureOpen();

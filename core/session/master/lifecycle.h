@@ -69,10 +69,6 @@ class SessionLifecycle {
   void abortAndClose(const std::string& reason) noexcept;
 
   int size() const { return options_.n_parallel; }
-  // Throws UsageError naming `what` when the session spans several nodes in a way whose
-  // collectives are not built yet: models' variables and Data cross nodes through NCCL on cuda,
-  // and on the cpu backend with one rank per node (cluster/README.md).
-  void requireCollectivesAcrossNodes(const char* what) const;
   const ForkOptions& options() const { return options_; }
   ProcessGroup& group() { return *group_; }
   const std::string& shmPrefix() const { return group_->shmPrefix(); }

@@ -76,7 +76,6 @@ const VariableSpec& ModelMaster::variableSpec(uint32_t model, uint32_t index) {
 
 Model ModelMaster::load(const std::string& path, const ModelOptions& options) {
   core_.lifecycle().ensureOpen();
-  core_.lifecycle().requireCollectivesAcrossNodes("load");
   std::shared_ptr<LoadedModel> model = loader_.load(path, options);
   std::vector<ModelState>& models = table_.models();
   ModelState state;
