@@ -27,7 +27,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="2M,8M,32M,128M")
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--iters-scale", type=float, default=1.0)
+    parser.add_argument("--iters", type=int, default=0, help="calls per timing (0: by size)")
     args = parser.parse_args()
     rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
     world = int(os.environ["OMPI_COMM_WORLD_SIZE"])
@@ -45,7 +45,7 @@ def main():
         print(f"{'bytes':>10} {'iters':>6} {'us':>10} {'busbw':>8}")
     for size in [parse_size(s) for s in args.sizes.split(",")]:
         x = torch.zeros(size // 4, dtype=torch.float32, device="cuda")
-        iters = max(3, int(iters_for(size) * args.iters_scale))
+        iters = args.iters if args.iters > 0 else iters_for(size)
         for _ in range(5):
             dist.all_reduce(x)
         torch.cuda.synchronize()

@@ -6,7 +6,7 @@
 //   median of --reps samples. "added" is synk's time per call minus raw's; "vs sync" minus
 //   raw+sync's.
 //   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M | none] [--scatter 512M | 0]
-//                        [--staged 0]
+//                        [--staged 0] [--iters N]
 // Under mpirun with simulated nodes (SYNK_SIMULATE_NODES=1) it runs one session over the nodes
 // (scripts/gpu-nodes-check): --staged 0 then, host staging does not cross nodes.
 // Run the scatter in a process of its own (--sizes none): after the host-staged sweep has
@@ -34,6 +34,7 @@ struct Options {
   std::vector<double> sizes = {8, 128 << 10, 2 << 20, 32 << 20, 512 << 20};
   double scatter_bytes_per_rank = 512 << 20;
   bool staged = true;  // host-staged all_reduce beside NCCL's
+  int iters = 0;       // calls per timing; 0: by size (itersFor), for NVLink speeds
 };
 
 using test::parseSize;
@@ -48,6 +49,7 @@ Options parse(int argc, char** argv) {
     if (key == "--scatter") o.scatter_bytes_per_rank = parseSize(value);
     if (key == "--sizes") o.sizes = parseSizeList(value);
     if (key == "--staged") o.staged = value != "0";
+    if (key == "--iters") o.iters = std::atoi(value.c_str());
   }
   return o;
 }
@@ -83,7 +85,7 @@ int main(int argc, char** argv) {
     for (double bytes : o.sizes) {
       const int64_t count = std::max<int64_t>(1, int64_t(bytes) / 4);
       session.broadcast({buf}, {Array(DType::Float32, {count})});
-      const int iters = itersFor(bytes);
+      const int iters = o.iters > 0 ? o.iters : itersFor(bytes);
       Data iters_data = session.data(Array::scalar<int32_t>(iters));
       std::vector<double> raw_s, raw_sync_s, synk_s, staged_s;
       for (int rep = 0; rep < o.reps; ++rep) {
@@ -121,6 +123,7 @@ int main(int argc, char** argv) {
       std::printf("%10s %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f%% %9.2f %9.2f %12.2f %10.2f\n",
                   harness::formatBytes(bytes).c_str(), r * 1e6, rb, rs * 1e6, s * 1e6, sb,
                   100.0 * r / s, (s - r) * 1e6, (s - rs) * 1e6, h * 1e6, hb);  // 0: not run
+      std::fflush(stdout);  // a row as soon as it is measured (a pipe buffers it otherwise)
     }
     if (o.scatter_bytes_per_rank <= 0) return 0;
     // Scatter: every rank copies its rows of a Data input host-to-device (pinned shm).
