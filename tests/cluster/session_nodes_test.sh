@@ -9,6 +9,7 @@
 #    collective, op and dtype (also on values whose result depends on the order of the ranks),
 #    three steps of the mlp (all-reduces inside its calls) print exactly what one machine's
 #    session of as many ranks prints;
+#  - launchers bound to one CPU (taskset): each warns, naming `mpirun --bind-to none`;
 #  - ForkOptions::step_times over 2 nodes: refused by every launcher (the cuda backend over
 #    nodes: session_nodes_cuda_test.sh, on GPUs);
 #  - 2 x 2: a rank of node 1 killed (SIGKILL) while the master steps: the master raises
@@ -55,6 +56,13 @@ for shape in 2x1 2x2 3x1 3x2; do
   [[ $(ls "$work"/node-*.pid | wc -l) == "$nodes" ]] || { echo "FAIL: $shape: pid files"; exit 1; }
   [[ -z $(left_behind) ]] || { echo "FAIL: $shape: shared memory left: $(left_behind)"; exit 1; }
 done
+
+# A launcher bound to fewer CPUs than its node's ranks and bridge (mpirun's default --bind-to core
+# for 2 processes; here taskset) is warned on every node, naming the mpirun option to use.
+out=$(taskset -c 0 timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" ok 1 2>&1) \
+  || { echo "FAIL: bound to one CPU:"; echo "$out"; exit 1; }
+[[ $(grep -c "this launcher may run on 1 CPU(s), which its 1 rank(s) and the node's bridge (2 busy threads) would share: start it with \`mpirun --bind-to none\`" <<< "$out") == 2 ]] \
+  || { echo "FAIL: a narrow binding not warned on both launchers:"; echo "$out"; exit 1; }
 
 # Step times do not travel between nodes yet: every launcher refuses them by name.
 out=$(timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" step-times 1 2>&1) \

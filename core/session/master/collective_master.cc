@@ -89,6 +89,9 @@ bool CollectiveMaster::resolveNative(std::optional<bool> requested) {
   const char* unavailable = core_.lifecycle().backend().nativeUnavailable();
   if (!requested.has_value()) return unavailable == nullptr;
   if (*requested && unavailable != nullptr) throw UsageError(unavailable);
+  // A backend without host staging (cuda across nodes) refuses it here, on the master's own
+  // backend, before any rank steps (refused inside a step, it would end the session).
+  if (!*requested) core_.lifecycle().backend().communicator(false);
   return *requested;
 }
 
