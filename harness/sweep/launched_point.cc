@@ -10,6 +10,7 @@
 
 #include "synk/core/shm_segment.h"
 #include "synk/harness/base/errors.h"
+#include "synk/harness/base/strings.h"
 
 namespace synk::harness {
 namespace {
@@ -21,8 +22,9 @@ std::string readFile(const std::string& path) {
   return text.str();
 }
 
-// The last lines of the launcher's output that say something (not node lines, not rules of
-// dashes), for a failed point's reason.
+// The lines of the launcher's output that say something (not node lines, not rules of dashes),
+// the first two and the last two, for a failed point's reason: mpirun says what went wrong
+// first, a program's error comes last.
 std::string outputTail(const std::string& output) {
   std::vector<std::string> lines;
   std::istringstream in(output);
@@ -31,10 +33,11 @@ std::string outputTail(const std::string& output) {
     if (line.find_first_not_of(" \t-=*") == std::string::npos) continue;
     lines.push_back(line);
   }
+  if (lines.size() > 4) lines.erase(lines.begin() + 2, lines.end() - 2), lines[1] += " ...";
   std::string tail;
-  for (size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i)
-    tail += (tail.empty() ? "" : " / ") + lines[i];
-  if (tail.size() > 400) tail = "..." + tail.substr(tail.size() - 400);
+  for (const std::string& line : lines)
+    tail += (tail.empty() ? "" : " / ") + std::string(trim(line));
+  if (tail.size() > 600) tail = tail.substr(0, 600) + " ...";
   return tail.empty() ? "no output" : tail;
 }
 
