@@ -1,5 +1,7 @@
 #include "synk/harness/run/node_point.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -149,8 +151,17 @@ int runNodePoint(const NodePointArgs& args) {
   } catch (const std::exception& error) {
     launch_error = error.what();
   }
-  // First, in one write: the sweeping process learns this node's host and process from it.
-  writeAll(STDOUT_FILENO, nodeLineText({node, getpid(), hostName()}));
+  // A launcher killed outright (the repetition's deadline, a second Ctrl-C) must not leave this
+  // process running its session: it dies with whatever started it (its node's watcher then
+  // removes its shared memory).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 1;  // it is gone already
+  // First, in one write: the sweeping process learns this node's host and process from it,
+  // through the launcher's output, and where this host is the sweep's, from a file beside the
+  // report too (a killed launcher may not have passed its output on).
+  const std::string line = nodeLineText({node, getpid(), hostName()});
+  writeAll(STDOUT_FILENO, line);
+  std::ofstream(args.outcome + ".node-" + std::to_string(node)) << line;
   JobOutcome outcome;
   try {
     if (!launch_error.empty()) throw BadInput("the launch: " + launch_error);

@@ -34,9 +34,10 @@ struct NodePointArgs {
 // or a node that is not node 0 ended its session; 1: this node could not take part).
 int runNodePoint(const NodePointArgs& args);
 
-// What every node prints first (one write): "synk-bench-node: NODE PID HOST". The sweeping
-// process reads them from the launcher's output: the hosts of a point, and the processes of
-// this host to clean up after if the launcher was killed.
+// What every node prints first (one write): "synk-bench-node: NODE PID HOST", and writes to
+// REPORT.node-NODE where it can (node 0's folder, on the sweep's host). The sweeping process
+// reads them from the launcher's output and those files: the hosts of a point, and the
+// processes of its host to clean up after if the launcher was killed.
 struct NodeLine {
   int node = 0;
   int64_t pid = 0;

@@ -129,7 +129,11 @@ LaunchedRepetition runLaunchedRepetition(const Experiment& e, const Point& point
 
   LaunchedRepetition result;
   const std::string output = readFile(request.output_file);
-  result.nodes = parseNodeLines(output);
+  // The launcher's output first (every node's), then the files the nodes of this host wrote.
+  std::string lines = output;
+  for (int node = 0; node < point.nodes; ++node)
+    lines += readFile(args.outcome + ".node-" + std::to_string(node));
+  result.nodes = parseNodeLines(lines);
   endLeftovers(result.nodes, args.outcome);
   result.hosts = hostsOf(result.nodes, point.nodes);
   result.stopped = launcher.killed;

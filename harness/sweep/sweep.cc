@@ -53,6 +53,14 @@ struct Accumulated {
   PointStatus status = PointStatus::ok;
   std::string reason;
   int64_t wrong = 0;
+  // A launched point's hosts: each distinct list its repetitions ran on, failed ones included
+  // ("a,b; a,c" where a launcher placed repetitions on other nodes).
+  std::string hosts;
+
+  void ranOn(const std::string& list) {
+    if (list.empty() || ("; " + hosts + "; ").find("; " + list + "; ") != std::string::npos) return;
+    hosts += (hosts.empty() ? "" : "; ") + list;
+  }
 
   void fail(const std::string& why) {
     if (status != PointStatus::failed) reason = why;
@@ -61,20 +69,6 @@ struct Accumulated {
 };
 
 using JobBody = std::function<JobOutcome(int repetition)>;
-
-// A launched point's hosts: its repetitions' lists, each distinct one once ("a,b; a,c" where a
-// launcher placed repetitions on other nodes).
-std::string pointHosts(const std::vector<RepetitionRecord>& repetitions) {
-  std::vector<std::string> seen;
-  for (const RepetitionRecord& r : repetitions) {
-    if (!r.hosts.empty() && std::find(seen.begin(), seen.end(), r.hosts) == seen.end())
-      seen.push_back(r.hosts);
-  }
-  std::string out;
-  for (const std::string& hosts : seen)
-    out += (out.empty() ? "" : "; ") + hosts;
-  return out;
-}
 
 class Sweep {
  public:
@@ -132,7 +126,7 @@ class Sweep {
     record.status = p.skipped ? PointStatus::skipped : acc.status;
     record.nodes = p.nodes;
     record.ranks_per_node = p.ranks_per_node;
-    record.hosts = pointHosts(acc.repetitions);
+    record.hosts = acc.hosts;
     record.reason = p.skipped ? p.reason : acc.reason;
     record.wrong = acc.wrong;
     record.started_at = started;
@@ -218,6 +212,8 @@ class Sweep {
         break;
       }
       JobOutcome& outcome = attempt.outcome;
+      for (auto& [index, a] : acc)
+        a.ranOn(attempt.hosts);
       if (!attempt.broken.empty()) {
         for (auto& [index, a] : acc)
           a.fail("repetition " + std::to_string(rep + 1) + ": " + attempt.broken);
