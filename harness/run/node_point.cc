@@ -188,6 +188,17 @@ std::string hostName() {
   return name;
 }
 
+std::string startedAsOneOfSeveral() {
+  try {
+    const auto launch = cluster::whoLaunched(cluster::processEnvironment());
+    if (!launch || launch->processes <= 1) return "";
+    return std::string(cluster::launcherName(launch->launcher)) + " process " +
+           std::to_string(launch->process) + " of " + std::to_string(launch->processes);
+  } catch (const std::exception& error) {  // malformed variables: fork() would refuse them too
+    return error.what();
+  }
+}
+
 std::string nodeLineText(const NodeLine& line) {
   return kNodeLinePrefix + std::to_string(line.node) + " " + std::to_string(line.pid) + " " +
          line.host + "\n";

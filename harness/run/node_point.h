@@ -46,6 +46,11 @@ struct NodeLine {
 std::string nodeLineText(const NodeLine& line);
 // This machine's name as node lines give it (gethostname).
 std::string hostName();
+
+// How a launcher started this process when it started several ("open-mpi process 0 of 2"), else
+// "": synk-bench sweeps once and launches nodes itself (experiment.launch); a sweep run under
+// mpirun or srun would run every point once per process, each a session over the nodes.
+std::string startedAsOneOfSeveral();
 // Every node line in `output`, by node; a node printed twice keeps its first.
 std::vector<NodeLine> parseNodeLines(const std::string& output);
 

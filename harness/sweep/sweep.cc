@@ -311,6 +311,12 @@ std::string pluginReason(const std::string& message) {
 }  // namespace
 
 void validateExperiment(const Experiment& e, const Plan& plan) {
+  const std::string launched = startedAsOneOfSeveral();
+  if (!launched.empty()) {
+    throw BadInput("started by a launcher (" + launched +
+                   "): run synk-bench once, outside mpirun and srun; an experiment's launch line "
+                   "(experiment.launch) starts every point on its nodes");
+  }
   if (e.kind != ExperimentKind::Train || plan.points.empty()) return;
   if (!e.launch.empty()) {
     // Found now, not as a failed point per repetition once the sweep has begun.

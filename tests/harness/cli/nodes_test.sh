@@ -10,6 +10,7 @@
 #  - the repetition's deadline: the point fails naming it, exit 3;
 #  - a launcher that fails: each point fails with its reason and the sweep goes on;
 #  - a launch line starting more processes than the point's nodes: refused by node 0, by name;
+#  - synk-bench itself run under mpirun: refused by name before anything is written;
 # and after each, no node process and no shared memory of one is left. The launch line runs a
 # wrapper that records each node process's pid before it execs synk-bench (same pid).
 # Skips (77) where mpirun is missing.
@@ -105,4 +106,10 @@ rc=$?
 grep -q "^failed: .*nodes=1 .*: --set experiment.launch=.*: it started 2 synk-bench process(es) for a point of 1 node(s)" \
   <<< "$out" || fail "fixed -np: not refused by name" "$out"
 nothing_left "fixed -np"
+# synk-bench itself under the launcher: every process would sweep; refused by name, exit 2.
+out=$(mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$bench" run "$experiment" \
+        --db "$work/under.db" 2>&1)
+grep -q "^synk-bench run: started by a launcher (open-mpi process [01] of 2): run synk-bench once" \
+  <<< "$out" || fail "synk-bench under mpirun not refused" "$out"
+[[ ! -e $work/under.db ]] || fail "synk-bench under mpirun wrote its database"
 echo PASS
