@@ -123,7 +123,12 @@ LaunchedRepetition runLaunchedRepetition(const Experiment& e, const Point& point
   request.output_file = name + ".log";
   request.deadline = deadline;
   request.stop = &stop;
-  request.interrupt_on_stop = true;  // the launcher has no stop word: SIGINT is its Ctrl-C
+  // The launcher has no stop word: a signal is its Ctrl-C. SIGTERM, not SIGINT: srun takes one
+  // SIGINT as a request for the job's status (a second within a second cancels it), while it
+  // passes SIGTERM on to its tasks; mpirun ends its job on either. node-point takes it as the
+  // stop request (the master finishes its step and closes).
+  request.interrupt_on_stop = true;
+  request.interrupt_signal = SIGTERM;
   request.tick = tick;
   const ChildResult launcher = spawn(request);
 

@@ -7,11 +7,11 @@
 //
 // The child discipline holds as for a forked repetition (child.h): the launcher runs in a
 // process group of its own under the repetition's deadline; the first Ctrl-C reaches it as
-// SIGINT (mpirun and srun pass it on to their tasks, which finish the step and close), the
-// second kills its group. Then every node process of this host that is still this
-// repetition's is killed by its pid, and the shared memory named after it removed, so
-// nothing is left behind however the launcher ended. A launcher that fails, or ends without a
-// report, fails the point with the reason and the tail of its output; the sweep goes on.
+// SIGTERM (mpirun and srun pass it on to their tasks, or end them: node 0's master finishes its
+// step and closes), the second kills its group. Then every node process of this host that is still
+// this repetition's is killed by its pid, and the shared memory named after it removed, so nothing
+// is left behind however the launcher ended. A launcher that fails, or ends without a report, fails
+// the point with the reason and the tail of its output; the sweep goes on.
 #include <chrono>
 #include <functional>
 #include <string>
