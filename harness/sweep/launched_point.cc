@@ -163,7 +163,7 @@ LaunchedRepetition runLaunchedRepetition(const Experiment& e, const Point& point
   }
   if (report) {
     result.broken = "node 0 reported, but " + ended + ": " + outputTail(output);
-  } else if (result.nodes.empty()) {
+  } else if (result.nodes.empty() && launcher.exited) {
     result.broken = ended + " and started no synk-bench node process: " + outputTail(output);
   } else if (launcher_ok) {
     result.broken = ended + " but node 0 wrote no report to " + args.outcome +
