@@ -15,6 +15,10 @@ std::map<std::string, std::string> otherAxes(const PointRecord& p) {
   std::map<std::string, std::string> rest = p.axes;
   rest.erase("ranks");
   rest.erase("batch");
+  // A launched point's ranks are nodes x ranks per node: its speedup is over the session's
+  // ranks, against the 1-rank point (1 node x 1 rank), wherever they sit.
+  rest.erase("nodes");
+  rest.erase("ranks_per_node");
   return rest;
 }
 

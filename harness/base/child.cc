@@ -256,7 +256,7 @@ ChildResult spawn(const SpawnRequest& request) {
       break;
     }
     if (level == 1 && request.interrupt_on_stop && !interrupted) {
-      kill(pid, SIGINT);
+      kill(pid, request.interrupt_signal);
       interrupted = true;
     }
     if (std::chrono::steady_clock::now() >= end) {

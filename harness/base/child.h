@@ -12,6 +12,7 @@
 // child dies with synk-bench (PR_SET_PDEATHSIG: SIGTERM, handled like a stop request, so the
 // session still removes its shared memory), and the ranks die with the child.
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -84,7 +85,8 @@ struct SpawnRequest {
   std::string output_file;
   std::chrono::milliseconds deadline{std::chrono::minutes(10)};
   const StopWord* stop = nullptr;  // level 2 kills the group; a body reads level 1 itself
-  bool interrupt_on_stop = false;  // a command gets SIGINT at level 1 (it has no stop word)
+  bool interrupt_on_stop = false;  // a command gets SIGINT at level 1 (it has no stop word) ...
+  int interrupt_signal = SIGINT;   // ... or this one (a launcher: SIGTERM, launched_point.cc)
   std::function<void()> tick;
 };
 ChildResult spawn(const SpawnRequest& request);

@@ -32,8 +32,9 @@ void printHelp(std::FILE* out) {
                "usage: synk-bench COMMAND [options]   (synk-bench COMMAND --help for its options;\n"
                "       synk-bench --version)\n\n"
                "commands:\n");
-  for (const Command& c : commands())
-    std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+  for (const Command& c : commands()) {
+    if (!c.hidden) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+  }
   std::fprintf(out,
                "\nexit codes: 0 ok, 2 bad input, 3 a run failed or is incomplete "
                "(failed, wrong or unfinished points); compare: 1 a regression, 3 incomparable\n");

@@ -20,6 +20,7 @@ struct Command {
   const char* usage;    // "run EXPERIMENT.ini [--db PATH] ..."
   const char* summary;  // one line for `synk-bench help`
   CommandFunction run;
+  bool hidden = false;  // not listed by `synk-bench help`: a mode synk-bench starts itself
 };
 
 // Every command, in SYNK_BENCH_COMMANDS's order (`synk-bench help` lists them so).

@@ -276,6 +276,16 @@ std::map<std::string, Handler> trainKeys() {
        [](Experiment& e, const Reader& r) { e.axes.collectives = r.nameAxis(kTrainCollectives); }},
       {"axes.precision",
        [](Experiment& e, const Reader& r) { e.axes.model["precision"] = r.nameAxis({}); }},
+      {"experiment.launch",
+       [](Experiment& e, const Reader& r) {
+         try {
+           LaunchLine::parse(r.text());
+         } catch (const BadInput& error) {
+           r.fail(error.what());
+         }
+         e.launch = std::string(trim(r.text()));
+       }},
+      {"axes.nodes", [](Experiment& e, const Reader& r) { e.axes.nodes = r.intAxis(1); }},
   });
   return keys;
 }
@@ -320,6 +330,14 @@ std::map<std::string, Handler> collectiveKeys() {
        [](Experiment& e, const Reader& r) { e.axes.redop = r.nameAxis(kRedops, true); }},
       {"axes.root", [](Experiment& e, const Reader& r) { e.axes.root = r.intAxis(0); }},
   });
+  // Named, not unknown: a collectives job is one session in a forked child so far.
+  for (const char* key : {"experiment.launch", "axes.nodes"}) {
+    keys[key] = [](Experiment&, const Reader& r) {
+      r.fail(
+          "collectives over several nodes are not built in synk-bench yet (train experiments "
+          "take experiment.launch and axes.nodes)");
+    };
+  }
   return keys;
 }
 
@@ -418,6 +436,14 @@ void validate(const Experiment& e, const std::string& origin) {
                        "' is scattered, so its shape must start with batch (or set input." +
                        input.name + ".broadcast = true)");
       }
+    }
+    // A nodes axis means nothing without the line that starts a point on that many nodes.
+    const auto nodes = e.origin.find("axes.nodes");
+    if (nodes != e.origin.end() && e.launch.empty()) {
+      throw BadInput(nodes->second +
+                     ": axes.nodes needs experiment.launch, the launcher's line that starts a "
+                     "point on {nodes} nodes (e.g. launch = mpirun -np {nodes} --map-by "
+                     "ppr:1:node)");
     }
     for (const auto& [backend, values] : e.axes.ranks_for) {
       if (std::find(e.axes.backend.begin(), e.axes.backend.end(), backend) ==

@@ -10,10 +10,13 @@
 //                 step_times (true | false: each rank's time per step by phase)   (train)
 //                 plugin, function | step, check                                 (train)
 //                 check, blocking, timing (batch | iteration)                    (collectives)
+//                 launch: the launcher's line that runs each point over {nodes} nodes
+//                 (launch_line.h), with axes.nodes; axes.ranks then counts ranks per node (train)
 //   [model]       any key: a model option passed to Session::load (plugin-defined)
 //   [input.NAME]  shape (dims or `batch`), dtype, range (lo:hi), broadcast,      (train)
 //                 resident (cuda: kept in the GPUs' memory, not copied every step)
-//   [axes]        ranks, backend, batch, collectives, model.OPTION, precision    (train)
+//   [axes]        ranks, backend, batch, collectives, model.OPTION, precision,   (train)
+//                 nodes (with experiment.launch)
 //                 ranks, backend, op, bytes, dtype, redop, root                  (collectives)
 //   [axes.BACKEND] ranks, batch: that backend's own values (e.g. [axes.cpu] ranks = 1,2)
 //   [compare]     min_change, noise_factor, q, min_repetitions: the regression rule's thresholds
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "synk/harness/config/config_file.h"
+#include "synk/harness/config/launch_line.h"
 #include "synk/harness/records/collective.h"
 
 namespace synk::harness {
@@ -68,8 +72,9 @@ struct StepAction {
 };
 
 struct Axes {
-  std::vector<int64_t> ranks{1};
+  std::vector<int64_t> ranks{1};  // with experiment.launch: ranks per node
   std::vector<std::string> backend{"cpu"};
+  std::vector<int64_t> nodes{1};  // with experiment.launch: the nodes a point spans
   // train
   std::vector<int64_t> batch{64};
   std::vector<std::string> collectives{"nccl"};
@@ -130,6 +135,10 @@ struct Experiment {
   std::map<std::string, std::string> model;  // model options (before the model axes)
   std::vector<InputSpec> inputs;
   std::vector<std::string> check{"all"};  // variables compared across ranks: all | none | names
+  // How a point is started over axes.nodes nodes (launch_line.h): "" = every repetition is a
+  // fork of synk-bench on this machine; else the launcher starts synk-bench's point-running
+  // mode once per node and node 0's reports back (sweep/launched_point.h).
+  std::string launch;
 
   // collectives
   int check_iterations = 1;  // nccl-tests' -c

@@ -61,6 +61,11 @@ std::string Experiment::canonical() const {
     lines["experiment.scaling"] = scalingName(scaling);
     lines["axes.batch"] = listText(axes.batch);
     lines["axes.collectives"] = listText(axes.collectives);
+    // Only with a launch line: runs recorded before it keep their configuration.
+    if (!launch.empty()) {
+      lines["experiment.launch"] = launch;
+      lines["axes.nodes"] = listText(axes.nodes);
+    }
     for (const auto& [option, values] : axes.model)
       lines["axes.model." + option] = listText(values);
     for (const auto& [backend, values] : axes.ranks_for)

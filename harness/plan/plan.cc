@@ -39,6 +39,8 @@ std::string experimentIdentity(const Experiment& e) {
   std::string id = "train\nname=" + e.name +
                    "\nplugin=" + e.plugin.substr(e.plugin.rfind('/') + 1) +
                    "\nstep=" + e.stepText() + "\nscaling=" + scalingName(e.scaling) + "\n";
+  // Another launcher (or the same one told otherwise) may place and connect nodes differently.
+  if (!e.launch.empty()) id += "launch=" + e.launch + "\n";
   for (const auto& [option, value] : e.model)
     id += "model." + option + "=" + value + "\n";
   const std::string canonical = e.canonical();
@@ -81,37 +83,50 @@ void trainPoints(const Experiment& e, const MachineLimits& m, std::vector<Point>
     for (const std::string& coll : collectives) {
       for (const auto& model_axes : models) {
         for (int64_t batch : valuesFor(e.axes.batch_for, e.axes.batch, backend)) {
-          for (int64_t ranks : valuesFor(e.axes.ranks_for, e.axes.ranks, backend)) {
-            Point p;
-            p.backend = backend;
-            p.ranks = static_cast<int>(ranks);
-            p.batch = batch;
-            p.rows = e.scaling == Scaling::Weak ? batch * ranks : batch;
-            p.collectives = coll;
-            p.model = e.model;
-            for (const auto& [option, value] : model_axes) {
-              p.model[option] = value;
-              p.axes["model." + option] = value;
+          // Without a launch line one "node", the sweeping machine, whose ranks are the axis's.
+          const std::vector<int64_t> node_counts =
+              e.launch.empty() ? std::vector<int64_t>{0} : e.axes.nodes;
+          for (int64_t nodes : node_counts) {
+            for (int64_t per_node : valuesFor(e.axes.ranks_for, e.axes.ranks, backend)) {
+              const int64_t ranks = std::max<int64_t>(nodes, 1) * per_node;
+              Point p;
+              p.backend = backend;
+              p.ranks = static_cast<int>(ranks);
+              if (nodes > 0) {
+                p.nodes = static_cast<int>(nodes);
+                p.ranks_per_node = static_cast<int>(per_node);
+                p.axes["nodes"] = std::to_string(nodes);
+                p.axes["ranks_per_node"] = std::to_string(per_node);
+              }
+              p.batch = batch;
+              p.rows = e.scaling == Scaling::Weak ? batch * ranks : batch;
+              p.collectives = coll;
+              p.model = e.model;
+              for (const auto& [option, value] : model_axes) {
+                p.model[option] = value;
+                p.axes["model." + option] = value;
+              }
+              p.axes["backend"] = backend;
+              p.axes["ranks"] = std::to_string(ranks);
+              p.axes["batch"] = std::to_string(batch);
+              if (coll != "plugin") p.axes["collectives"] = coll;
+              if (backend == "cuda" && m.gpus == 0) {
+                p.reason = noGpu(m);
+              } else if (backend == "cuda" && ranks > m.gpus) {
+                p.reason = "needs " + std::to_string(ranks) + " GPUs, this machine has " +
+                           std::to_string(m.gpus);
+              } else if (backend == "cpu" && per_node > m.cpus && !e.oversubscribe) {
+                // Per node: a launched point's nodes are other machines (as many threads each).
+                p.reason = std::to_string(per_node) + " CPU ranks on " + std::to_string(m.cpus) +
+                           " hardware threads (set experiment.oversubscribe = true to run it)";
+              } else if (e.scaling == Scaling::Strong && batch < ranks) {
+                p.reason = "a global batch of " + std::to_string(batch) +
+                           " rows leaves a rank of " + std::to_string(ranks) + " without rows";
+              }
+              p.skipped = !p.reason.empty();
+              p.job = static_cast<int>(out.size());
+              out.push_back(std::move(p));
             }
-            p.axes["backend"] = backend;
-            p.axes["ranks"] = std::to_string(ranks);
-            p.axes["batch"] = std::to_string(batch);
-            if (coll != "plugin") p.axes["collectives"] = coll;
-            if (backend == "cuda" && m.gpus == 0) {
-              p.reason = noGpu(m);
-            } else if (backend == "cuda" && ranks > m.gpus) {
-              p.reason = "needs " + std::to_string(ranks) + " GPUs, this machine has " +
-                         std::to_string(m.gpus);
-            } else if (backend == "cpu" && ranks > m.cpus && !e.oversubscribe) {
-              p.reason = std::to_string(ranks) + " CPU ranks on " + std::to_string(m.cpus) +
-                         " hardware threads (set experiment.oversubscribe = true to run it)";
-            } else if (e.scaling == Scaling::Strong && batch < ranks) {
-              p.reason = "a global batch of " + std::to_string(batch) + " rows leaves a rank of " +
-                         std::to_string(ranks) + " without rows";
-            }
-            p.skipped = !p.reason.empty();
-            p.job = static_cast<int>(out.size());
-            out.push_back(std::move(p));
           }
         }
       }

@@ -32,8 +32,12 @@ struct Point {
   int job = 0;    // points of one job share a process (and a session) per repetition
   // Every axis value, by name, as stored and shown ("ranks" -> "2", "model.precision" -> "bf16").
   std::map<std::string, std::string> axes;
-  int ranks = 1;
+  int ranks = 1;        // the session's: nodes x ranks_per_node where the point is launched
   std::string backend;  // train: cpu | cuda; collectives: cpu | host | nccl
+  // Launched points (experiment.launch): the nodes the launcher starts (one synk-bench process
+  // each) and the ranks each forks. 0 and 0: a fork of the sweeping process on this machine.
+  int nodes = 0;
+  int ranks_per_node = 0;
 
   // train
   int64_t batch = 0;        // the batch axis value: per rank (weak scaling) or global (strong)

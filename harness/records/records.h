@@ -63,6 +63,11 @@ struct PointRecord {
   std::string reason;
   int64_t wrong = 0;  // like nccl-tests' #wrong: wrong elements, or ranks whose check differed
   std::string started_at, ended_at;
+  // A point run through experiment.launch: its nodes, ranks per node and the nodes' hosts in
+  // node order ("a,b"; repetitions placed differently: "a,b; a,c"). 0, 0, "": a forked point.
+  int nodes = 0;
+  int ranks_per_node = 0;
+  std::string hosts;
 };
 
 // One GPU's telemetry over a repetition's timed phase (NVML, gpu_telemetry.h): clocks and
@@ -93,6 +98,7 @@ struct RepetitionRecord {
   // CPUs other processes kept busy while it ran (mean over its wall time), where measured.
   std::optional<double> other_cpu;
   std::vector<GpuReading> gpus;  // every GPU the point used, where NVML could read them
+  std::string hosts;             // launched: the nodes' hosts in node order ("a,b")
 };
 
 inline constexpr int64_t kNoValue = -1;

@@ -139,11 +139,17 @@ ForkOptions forkOptions(const Experiment& e, const Point& point) {
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(e.timeout * 1000));
   // A split step (calls and collectives, several runtime steps) is timed by its compute and
   // collective parts instead: its ranks time no phases.
-  options.step_times = e.kind == ExperimentKind::Train && e.step_times && e.step.size() == 1;
+  options.step_times = e.kind == ExperimentKind::Train && e.step_times && e.step.size() == 1 &&
+                       !stepTimesLeftOff(point);
+  if (point.nodes > 0) options.ranks_per_node = point.ranks_per_node;
   return options;
 }
 
 }  // namespace
+
+bool stepTimesLeftOff(const Point& point) {
+  return point.nodes > 1;
+}
 
 namespace {
 

@@ -67,6 +67,11 @@ int64_t timeStepsWithTelemetry(const StepFunction& step, const TimingPlan& plan,
                                std::vector<SampleRecord>& samples, std::vector<GpuReading>& gpus,
                                const std::function<void(const SampleRecord&)>& after_step = {});
 
+// Whether a point runs without experiment.step_times although the experiment asks for them: over
+// several nodes, where the ranks' step times do not travel to the master (ForkOptions refuses
+// them there).
+bool stepTimesLeftOff(const Point& point);
+
 // `telemetry_gpus`: the CUDA ordinals whose NVML telemetry the repetition records over its
 // timed steps (timeStepsWithTelemetry); empty for none.
 JobOutcome runTrainRepetition(const Experiment& experiment, const Point& point, int repetition,

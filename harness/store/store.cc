@@ -190,18 +190,24 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
       sql::queryInt(db_, "SELECT COALESCE(MAX(rowid), 0) + 1 FROM sample", "numbering samples");
   sql::Statement insert(db_, R"sql(
       INSERT INTO point (run_id, seq, key, axes, status, reason, wrong, started_at, ended_at,
-                         first_sample, sample_count)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql");
+                         first_sample, sample_count, nodes, ranks_per_node, hosts)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql");
   insert.bind(1, point.run_id).bind(2, int64_t{point.seq}).bind(3, point.key);
   insert.bind(4, toJson(point.axes)).bind(5, toString(point.status)).bind(6, point.reason);
   insert.bind(7, point.wrong).bind(8, point.started_at).bind(9, point.ended_at);
   insert.bind(10, first).bind(11, static_cast<int64_t>(rows->size()));
+  if (point.nodes > 0) {
+    insert.bind(12, int64_t{point.nodes}).bind(13, int64_t{point.ranks_per_node});
+    insert.bind(14, point.hosts);
+  } else {  // forked on this machine: the run's host
+    insert.bindNull(12).bindNull(13).bindNull(14);
+  }
   insert.step();
   point.id = sqlite3_last_insert_rowid(db_);
   sql::Statement rep(db_, R"sql(
       INSERT INTO repetition (point_id, repetition, startup_ns, steps, status, message, value,
-                              other_cpu)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql");
+                              other_cpu, hosts)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9))sql");
   sql::Statement gpu(db_, R"sql(
       INSERT INTO repetition_gpu (point_id, repetition, gpu, seconds, sm_mhz, memory_mhz, power_w,
                                   energy_j, temperature_c, throttle_reasons, throttled_s)
@@ -217,6 +223,10 @@ void Store::addPoint(PointRecord& point, const std::vector<RepetitionRecord>& re
     rep.bind(4, r.steps).bind(5, toString(r.status)).bind(6, r.message);
     real(rep, 7, r.value);
     real(rep, 8, r.other_cpu);
+    if (r.hosts.empty())
+      rep.bindNull(9);
+    else
+      rep.bind(9, r.hosts);
     rep.step();
     rep.reset();
     for (const GpuReading& g : r.gpus) {

@@ -62,7 +62,8 @@ RunRecord readRun(const sql::Statement& s) {
 }
 
 constexpr const char* kPointColumns =
-    "id, run_id, seq, key, axes, status, reason, wrong, started_at, ended_at";
+    "id, run_id, seq, key, axes, status, reason, wrong, started_at, ended_at, nodes, "
+    "ranks_per_node, hosts";
 
 PointRecord readPoint(const sql::Statement& s) {
   PointRecord p;
@@ -76,6 +77,9 @@ PointRecord readPoint(const sql::Statement& s) {
   p.wrong = s.integer(7);
   p.started_at = s.text(8);
   p.ended_at = s.text(9);
+  p.nodes = s.isNull(10) ? 0 : static_cast<int>(s.integer(10));
+  p.ranks_per_node = s.isNull(11) ? 0 : static_cast<int>(s.integer(11));
+  p.hosts = s.isNull(12) ? "" : s.text(12);
   return p;
 }
 
@@ -130,8 +134,8 @@ std::vector<RepetitionRecord> Store::repetitions(int64_t point_id) const {
     return s.isNull(column) ? std::nullopt : std::optional<double>(s.real(column));
   };
   sql::Statement s(db_,
-                   "SELECT repetition, startup_ns, steps, status, message, value, other_cpu "
-                   "FROM repetition WHERE point_id = ?1 ORDER BY repetition");
+                   "SELECT repetition, startup_ns, steps, status, message, value, other_cpu, "
+                   "hosts FROM repetition WHERE point_id = ?1 ORDER BY repetition");
   s.bind(1, point_id);
   std::vector<RepetitionRecord> out;
   std::map<int, size_t> at;  // repetition -> position
@@ -144,6 +148,7 @@ std::vector<RepetitionRecord> Store::repetitions(int64_t point_id) const {
     r.message = s.text(4);
     r.value = real(s, 5);
     r.other_cpu = real(s, 6);
+    r.hosts = s.isNull(7) ? "" : s.text(7);
     at[r.repetition] = out.size();
     out.push_back(std::move(r));
   }

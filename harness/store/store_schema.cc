@@ -98,6 +98,15 @@ const std::vector<std::string> kMigrations = {
         wait_ns INTEGER NOT NULL, step_ns INTEGER NOT NULL,
         PRIMARY KEY (point_id, repetition, step, rank)) WITHOUT ROWID;
     )sql",
+    // 6: points launched over several nodes (experiment.launch): their nodes, ranks per node and
+    //    the nodes' hosts, per point and per repetition (a launcher may place each differently).
+    //    NULL for points forked on the sweeping machine.
+    R"sql(
+      ALTER TABLE point ADD COLUMN nodes INTEGER;
+      ALTER TABLE point ADD COLUMN ranks_per_node INTEGER;
+      ALTER TABLE point ADD COLUMN hosts TEXT;
+      ALTER TABLE repetition ADD COLUMN hosts TEXT;
+    )sql",
 };
 
 int latestVersion() {

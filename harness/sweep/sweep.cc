@@ -1,8 +1,11 @@
 #include "synk/harness/sweep/sweep.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 
 #include "synk/core/error.h"
 #include "synk/harness/base/child.h"
@@ -13,6 +16,7 @@
 #include "synk/harness/run/gpu_telemetry.h"
 #include "synk/harness/run/outcome.h"
 #include "synk/harness/run/runner.h"
+#include "synk/harness/sweep/launched_point.h"
 
 namespace synk::harness {
 
@@ -49,6 +53,14 @@ struct Accumulated {
   PointStatus status = PointStatus::ok;
   std::string reason;
   int64_t wrong = 0;
+  // A launched point's hosts: each distinct list its repetitions ran on, failed ones included
+  // ("a,b; a,c" where a launcher placed repetitions on other nodes).
+  std::string hosts;
+
+  void ranOn(const std::string& list) {
+    if (list.empty() || ("; " + hosts + "; ").find("; " + list + "; ") != std::string::npos) return;
+    hosts += (hosts.empty() ? "" : "; ") + list;
+  }
 
   void fail(const std::string& why) {
     if (status != PointStatus::failed) reason = why;
@@ -70,7 +82,8 @@ class Sweep {
 
   SweepSummary run() {
     installStopHandlers(&stop_);
-    const std::string plugin = e_.kind == ExperimentKind::Train ? resolvePlugin(e_.plugin) : "";
+    plugin_ = e_.kind == ExperimentKind::Train ? resolvePlugin(e_.plugin) : "";
+    const std::string& plugin = plugin_;
     for (int job = 0; job < plan_.jobs; ++job) {
       std::vector<const Point*> points;
       for (const Point& p : plan_.points) {
@@ -111,6 +124,9 @@ class Sweep {
     record.key = p.key;
     record.axes = p.axes;
     record.status = p.skipped ? PointStatus::skipped : acc.status;
+    record.nodes = p.nodes;
+    record.ranks_per_node = p.ranks_per_node;
+    record.hosts = acc.hosts;
     record.reason = p.skipped ? p.reason : acc.reason;
     record.wrong = acc.wrong;
     record.started_at = started;
@@ -123,6 +139,39 @@ class Sweep {
     if (record.status == PointStatus::failed || record.status == PointStatus::wrong) {
       progress_.note(toString(record.status) + ": " + p.label() + ": " + record.reason);
     }
+  }
+
+  // One repetition's process and what it reported.
+  struct Attempt {
+    bool stopped = false;  // a hard stop killed it
+    std::string broken;    // why it gave no usable report
+    JobOutcome outcome;
+    std::string hosts;  // launched: the nodes' hosts
+  };
+
+  Attempt forked(const JobBody& body, int rep, std::chrono::milliseconds deadline) {
+    const ChildResult child =
+        runChild([&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_,
+                 deadline, [&] { progress_.partial(static_cast<int>(points_done_.value())); });
+    Attempt attempt;
+    attempt.stopped = child.killed;
+    if (!child.exited || child.exit_code != 0) {
+      attempt.broken = "its process " + child.describe();
+      return attempt;
+    }
+    try {
+      attempt.outcome = decodeOutcome(child.output);
+    } catch (const RunFailed& e) {
+      attempt.broken = "its process " + child.describe() + " (" + e.what() + ")";
+    }
+    return attempt;
+  }
+
+  Attempt launched(const Point& point, int rep, std::chrono::milliseconds deadline) {
+    if (!launch_folder_) launch_folder_ = std::make_unique<LaunchFolder>(store_.path());
+    LaunchedRepetition run =
+        runLaunchedRepetition(e_, point, rep, plugin_, *launch_folder_, stop_, deadline, [] {});
+    return {run.stopped, std::move(run.broken), std::move(run.outcome), std::move(run.hosts)};
   }
 
   void runJob(const std::vector<const Point*>& points, const JobBody& body) {
@@ -154,29 +203,20 @@ class Sweep {
           runnable);
       const CpuTimes before = cpuTimesNow();
       points_done_.reset();
-      const ChildResult child =
-          runChild([&](int fd) { return writeAll(fd, encodeOutcome(body(rep))) ? 0 : 1; }, stop_,
-                   deadline, [&] { progress_.partial(static_cast<int>(points_done_.value())); });
+      Attempt attempt = points.front()->nodes > 0 ? launched(*points.front(), rep, deadline)
+                                                  : forked(body, rep, deadline);
       const std::optional<double> other_cpu = otherCpus(before, cpuTimesNow());
       progress_.end();
-      if (stop_.requested() || child.killed) {
+      if (stop_.requested() || attempt.stopped) {
         interrupted_ = true;
         break;
       }
-      JobOutcome outcome;
-      std::string broken;  // why the repetition's process gave no usable report
-      if (!child.exited || child.exit_code != 0) {
-        broken = child.describe();
-      } else {
-        try {
-          outcome = decodeOutcome(child.output);
-        } catch (const RunFailed& e) {
-          broken = child.describe() + " (" + e.what() + ")";
-        }
-      }
-      if (!broken.empty()) {
+      JobOutcome& outcome = attempt.outcome;
+      for (auto& [index, a] : acc)
+        a.ranOn(attempt.hosts);
+      if (!attempt.broken.empty()) {
         for (auto& [index, a] : acc)
-          a.fail("repetition " + std::to_string(rep + 1) + ": its process " + broken);
+          a.fail("repetition " + std::to_string(rep + 1) + ": " + attempt.broken);
         failed = true;
         continue;
       }
@@ -201,6 +241,7 @@ class Sweep {
         record.message = p.message;
         record.other_cpu = other_cpu;
         record.gpus = p.gpus;
+        record.hosts = attempt.hosts;
         a.repetitions.push_back(std::move(record));
         for (SampleRecord& s : p.samples) {
           s.repetition = rep;
@@ -236,6 +277,8 @@ class Sweep {
   Progress progress_;
   bool interrupted_ = false;
   SweepSummary summary_;
+  std::string plugin_;                           // train: the plugin's resolved path
+  std::unique_ptr<LaunchFolder> launch_folder_;  // launched points' reports, made on first use
 };
 
 }  // namespace
@@ -268,7 +311,24 @@ std::string pluginReason(const std::string& message) {
 }  // namespace
 
 void validateExperiment(const Experiment& e, const Plan& plan) {
+  const std::string launched = startedAsOneOfSeveral();
+  if (!launched.empty()) {
+    throw BadInput("started by a launcher (" + launched +
+                   "): run synk-bench once, outside mpirun and srun; an experiment's launch line "
+                   "(experiment.launch) starts every point on its nodes");
+  }
   if (e.kind != ExperimentKind::Train || plan.points.empty()) return;
+  if (!e.launch.empty()) {
+    // Found now, not as a failed point per repetition once the sweep has begun.
+    const std::string program = LaunchLine::parse(e.launch).program();
+    const char* path = std::getenv("PATH");
+    if (!findProgram(program, path ? path : "")) {
+      throw BadInput(describeSetting(e, "experiment.launch", e.launch) + ": the launcher '" +
+                     program + "' is not " +
+                     (program.find('/') == std::string::npos ? "on PATH" : "an executable file") +
+                     " (mpirun: openmpi-bin; srun: slurm-wlm)");
+    }
+  }
   std::string plugin;
   try {
     plugin = resolvePlugin(e.plugin);  // a name goes through the plugin search path
@@ -325,6 +385,17 @@ SweepSummary runSweep(const Experiment& e, const Plan& plan, const MachineContex
                    "are left out\n",
                    run.telemetry.c_str());
     }
+  }
+  // ForkOptions refuses step times over several nodes (the ranks' times do not travel yet).
+  const bool left_off = e.kind == ExperimentKind::Train && e.step_times &&
+                        std::any_of(plan.points.begin(), plan.points.end(), [](const Point& p) {
+                          return !p.skipped && stepTimesLeftOff(p);
+                        });
+  if (left_off) {
+    std::fprintf(stderr,
+                 "synk-bench: experiment.step_times is left off for points over several nodes: "
+                 "the ranks' step times do not cross nodes yet (no rank-by-rank table for "
+                 "them)\n");
   }
   store.beginRun(run);
   try {

@@ -6,6 +6,7 @@
 
 #include "synk/harness/base/errors.h"
 #include "synk/harness/base/text_table.h"
+#include "synk/harness/report/html/nodes_chart.h"
 #include "synk/harness/report/html/svg_plot.h"
 #include "synk/harness/report/text/collectives_table.h"
 #include "synk/harness/report/text/headline.h"
@@ -182,7 +183,8 @@ std::string trainBody(const RunData& data, Scaling scaling) {
     if (row.step_s <= 0) continue;
     const PointRecord& p = *row.point;
     max_ranks = std::max<double>(max_ranks, row.ranks);
-    const std::string by_ranks = seriesName(p, {"ranks"});
+    // A launched point's line is its ranks per node's: x (ranks) then runs over its nodes.
+    const std::string by_ranks = seriesName(p, {"ranks", "nodes"});
     if (row.speedup) {
       Series& s = speedup[by_ranks];
       s.name = by_ranks;
@@ -276,7 +278,8 @@ std::string trainBody(const RunData& data, Scaling scaling) {
                         true,
                         collect(startup)};
   std::string out = "<h2>Scaling</h2>";
-  out += renderLineChart(speed) + renderLineChart(eff) + renderLineChart(thr);
+  out += renderLineChart(speed) + nodesSpeedupChart(rows, scaling) + renderLineChart(eff) +
+         renderLineChart(thr);
   out += renderLineChart(joules);
   out += "<h2>Where the time goes</h2>";
   const std::string by_rank = rankTimesCharts(data, unit_name, unit);
@@ -295,11 +298,16 @@ std::string trainBody(const RunData& data, Scaling scaling) {
                                       "mean ± σ", "min … max", "samples/s", "speedup",
                                       "95% CI",   "efficiency"};
   if (with_energy) headers.insert(headers.end(), {"J/sample", "samples/J", "energy scaling"});
+  const bool launched =
+      std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) { return r.point->nodes > 0; });
+  if (launched) headers.push_back("hosts");
   headers.push_back("status");
   for (const char* h : headers)
     out += std::string("<th") +
-           (h == std::string("point") || h == std::string("status") ? " class=\"l\"" : "") + ">" +
-           h + "</th>";
+           (h == std::string("point") || h == std::string("status") || h == std::string("hosts")
+                ? " class=\"l\""
+                : "") +
+           ">" + h + "</th>";
   out += "</tr>";
   for (const ScalingRow& row : rows) {
     const PointRecord& p = *row.point;
@@ -321,6 +329,7 @@ std::string trainBody(const RunData& data, Scaling scaling) {
                    cell(row.samples_per_joule ? formatRate(*row.samples_per_joule) : "-") +
                    cell(row.energy_scaling ? formatFixed(*row.energy_scaling * 100, 0) + " %" : "-")
              : "") +
+        (launched ? cell(p.hosts.empty() ? "-" : p.hosts, true) : "") +
         cell(statusText(p.status, p.reason), true) + "</tr>";
   }
   return out + "</table>";

@@ -58,9 +58,14 @@ void exportJson(std::FILE* out, const Store& store, int64_t run_id, const Summar
                          {"axes", p.axes},
                          {"status", toString(p.status)},
                          {"reason", p.reason},
-                         {"wrong", p.wrong},
-                         {"summary", pointSummaryJson(data, i, rows)},
-                         {"repetitions", std::move(repetitions)}};
+                         {"wrong", p.wrong}};
+    if (p.nodes > 0) {  // launched over nodes (experiment.launch); absent for forked points
+      point["nodes"] = p.nodes;
+      point["ranks_per_node"] = p.ranks_per_node;
+      point["hosts"] = p.hosts;
+    }
+    point["summary"] = pointSummaryJson(data, i, rows);
+    point["repetitions"] = std::move(repetitions);
     std::string start = point.dump();
     start.pop_back();  // the closing brace: the samples come last
     std::fprintf(out,

@@ -11,6 +11,7 @@
 //         telemetry, config_file, config_text, config_resolved, command_line},
 //    env {NAME: value},
 //    points [{id, seq, key, axes {name: value}, status, reason, wrong,
+//             nodes, ranks_per_node, hosts ("a,b"; only points run through experiment.launch),
 //             summary {over, unit "s", n, median, mean, stdev, min, q1, q3, max,
 //                      train: step_s, samples_per_step, samples_per_s, speedup,
 //                             speedup_ci95 [lo, hi], efficiency, joules_per_sample,
@@ -23,7 +24,8 @@
 //                      excluded_repetitions, other_cpu, warnings [...]},
 //             repetitions [{repetition, startup_ns, steps, status, message, value_s, other_cpu,
 //                           gpus [{gpu, seconds, sm_mhz, memory_mhz, power_w, energy_j,
-//                                  temperature_c, throttle_reasons, throttled_s, throttled}]}],
+//                                  temperature_c, throttle_reasons, throttled_s, throttled}],
+//                           hosts (launched points only)}],
 //             samples {columns [repetition, rank, step, ns, compute_ns, collective_ns],
 //                      rows [[...], ...]}}]}
 // Times in seconds except the raw samples (ns); a value not measured (or not finite) is null.

@@ -148,14 +148,16 @@ OrderedJson repetitionJson(const RepetitionRecord& r) {
                     {"throttled_s", optionalNumber(g.throttled_s)},
                     {"throttled", g.throttled()}});
   }
-  return {{"repetition", r.repetition},
-          {"startup_ns", r.startup_ns},
-          {"steps", r.steps},
-          {"status", toString(r.status)},
-          {"message", r.message},
-          {"value_s", optionalNumber(r.value)},
-          {"other_cpu", optionalNumber(r.other_cpu)},
-          {"gpus", std::move(gpus)}};
+  OrderedJson out = {{"repetition", r.repetition},
+                     {"startup_ns", r.startup_ns},
+                     {"steps", r.steps},
+                     {"status", toString(r.status)},
+                     {"message", r.message},
+                     {"value_s", optionalNumber(r.value)},
+                     {"other_cpu", optionalNumber(r.other_cpu)},
+                     {"gpus", std::move(gpus)}};
+  if (!r.hosts.empty()) out["hosts"] = r.hosts;  // launched: the nodes' hosts, in node order
+  return out;
 }
 
 }  // namespace synk::harness

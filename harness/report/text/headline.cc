@@ -43,8 +43,14 @@ std::vector<std::string> trainHeadline(const RunData& data, Scaling scaling) {
   std::vector<std::string> out;
   for (const auto& [path, row] : per_path) {
     const PointRecord& p = *row->point;
-    std::string line = ranksText(row->ranks, axis(p, "backend"), axis(p, "collectives")) + ": " +
-                       formatFixed(*row->efficiency * 100, 0) + " % efficiency, " +
+    // A point launched over nodes: "2 nodes x 1 CPU rank".
+    const std::string nodes = axis(p, "nodes");
+    const std::string where =
+        nodes.empty() ? ranksText(row->ranks, axis(p, "backend"), axis(p, "collectives"))
+                      : nodes + (nodes == "1" ? " node x " : " nodes x ") +
+                            ranksText(std::stoi(axis(p, "ranks_per_node")), axis(p, "backend"),
+                                      axis(p, "collectives"));
+    std::string line = where + ": " + formatFixed(*row->efficiency * 100, 0) + " % efficiency, " +
                        formatFixed(*row->speedup, 2) + "x (" + scalingName(scaling) +
                        " scaling, batch " + std::to_string(row->batch) +
                        (scaling == Scaling::Weak ? " per rank" : "") + ")";

@@ -9,6 +9,11 @@
 namespace synk::harness {
 namespace {
 
+// The axes a launched point has, shown as columns of their own where the run has any.
+bool launchAxis(const std::string& name) {
+  return name == "nodes" || name == "ranks_per_node";
+}
+
 // Axes other than ranks and batch whose value differs between points: they get a column.
 std::vector<std::string> varyingAxes(const RunData& data) {
   std::map<std::string, std::set<std::string>> values;
@@ -18,9 +23,16 @@ std::vector<std::string> varyingAxes(const RunData& data) {
   }
   std::vector<std::string> names;
   for (const auto& [name, seen] : values) {
-    if (name != "ranks" && name != "batch" && seen.size() > 1) names.push_back(name);
+    if (name != "ranks" && name != "batch" && !launchAxis(name) && seen.size() > 1)
+      names.push_back(name);
   }
   return names;
+}
+
+// A run with launched points (experiment.launch): the nodes, ranks per node and hosts columns.
+bool launched(const RunData& data) {
+  return std::any_of(data.points.begin(), data.points.end(),
+                     [](const AnalysedPoint& p) { return p.record.nodes > 0; });
 }
 
 std::string okOrStatusText(const PointRecord& p) {
@@ -97,9 +109,14 @@ void printRunContext(std::FILE* out, const RunData& data) {
 void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
   const std::vector<std::string> extra = varyingAxes(data);
   const std::vector<ScalingRow> rows = scalingRows(data.points, runScaling(data.run), scaling);
+  const bool nodes = launched(data);
   TextTable table;
   for (const std::string& name : extra)
     table.column(name, false);
+  if (nodes) {
+    table.column("nodes");
+    table.column("ranks/node");
+  }
   for (const char* h : {"ranks", "batch", "step (median)", "mean ± σ", "min … max", "samples/s",
                         "speedup", "95% CI", "efficiency"})
     table.column(h);
@@ -111,6 +128,7 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
     for (const char* h : {"J/sample", "samples/J", "energy scaling"})
       table.column(h);
   }
+  if (nodes) table.column("hosts", false);
   table.column("status", false);
   for (size_t i = 0; i < rows.size(); ++i) {
     const ScalingRow& row = rows[i];
@@ -118,6 +136,10 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
     std::vector<std::string> cells;
     for (const std::string& name : extra)
       cells.push_back(p.axes.count(name) ? p.axes.at(name) : "");
+    if (nodes) {
+      cells.push_back(p.nodes > 0 ? std::to_string(p.nodes) : "-");
+      cells.push_back(p.nodes > 0 ? std::to_string(p.ranks_per_node) : "-");
+    }
     cells.push_back(std::to_string(row.ranks));
     cells.push_back(std::to_string(row.batch));
     const bool measured = row.step_s > 0;
@@ -136,6 +158,7 @@ void printScalingTable(std::FILE* out, const RunData& data, Scaling scaling) {
       cells.push_back(row.samples_per_joule ? formatRate(*row.samples_per_joule) : "-");
       cells.push_back(row.energy_scaling ? formatFixed(*row.energy_scaling * 100, 0) + " %" : "-");
     }
+    if (nodes) cells.push_back(p.hosts.empty() ? "-" : p.hosts);
     cells.push_back(okOrStatusText(p));
     table.row(cells);
   }

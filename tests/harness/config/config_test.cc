@@ -210,7 +210,7 @@ TEST_CASE("a collectives experiment with nccl-tests' names", "[harness]") {
 
 TEST_CASE("the shipped experiments parse", "[harness]") {
   for (const char* file : {"experiments/quickstart.ini", "experiments/mlp_scaling.ini",
-                           "experiments/collectives.ini"}) {
+                           "experiments/collectives.ini", "experiments/nodes_toy.ini"}) {
     INFO(file);
     const std::string text = readSource(file);
     REQUIRE_FALSE(text.empty());

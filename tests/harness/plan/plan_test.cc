@@ -137,3 +137,30 @@ TEST_CASE("collectives: placements per op, roots, redops and their skips", "[har
   CHECK(reduce_in == 3 * 2 * 2 * 2 * 2 * 2);  // x 2 roots
   CHECK(gathers_in == 0);
 }
+
+TEST_CASE("launched points: nodes x ranks per node, the session's ranks, stored axes",
+          "[harness]") {
+  const Plan plan = makePlan(train({"experiment.launch=mpirun -np {nodes}", "axes.nodes=1,2",
+                                    "axes.backend=cpu", "axes.ranks=1,2", "axes.batch=8"}),
+                             {2, 0, ""}, "m");
+  REQUIRE(plan.points.size() == 4);
+  const Point& two_by_two = plan.points[3];
+  CHECK(two_by_two.nodes == 2);
+  CHECK(two_by_two.ranks_per_node == 2);
+  CHECK(two_by_two.ranks == 4);  // what speedup is counted over
+  CHECK(two_by_two.rows == 32);  // weak scaling: per-rank batch x the session's ranks
+  CHECK(two_by_two.axes.at("nodes") == "2");
+  CHECK(two_by_two.axes.at("ranks_per_node") == "2");
+  CHECK(two_by_two.axes.at("ranks") == "4");
+  CHECK_FALSE(two_by_two.skipped);  // 2 ranks a node on 2 threads: the CPU limit is per node
+  CHECK(plan.points[0].ranks == 1);
+  // Forked points have neither (and keep the keys they had before launch lines existed).
+  const Plan forked = makePlan(train({"axes.backend=cpu"}), {2, 0, ""}, "m");
+  CHECK(forked.points[0].nodes == 0);
+  CHECK(forked.points[0].axes.count("nodes") == 0);
+  // Another launch line measures another thing: its points' keys differ.
+  const Plan srun = makePlan(train({"experiment.launch=srun -N {nodes}", "axes.nodes=1,2",
+                                    "axes.backend=cpu", "axes.ranks=1,2", "axes.batch=8"}),
+                             {2, 0, ""}, "m");
+  CHECK(srun.points[3].key != two_by_two.key);
+}

@@ -34,6 +34,25 @@ TEST_CASE("headline: efficiency and speedup at the most GPUs, NCCL against host 
   CHECK(lines[2] == "NCCL 3.10x faster than host staging at 2 GPUs, batch 64");
 }
 
+TEST_CASE("headline: a run over nodes names nodes x ranks per node", "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("n.db"), Store::Mode::Write);
+  auto point = [](int nodes, double seconds) {
+    return SyntheticPoint{{{"backend", "cpu"},
+                           {"batch", "32"},
+                           {"nodes", std::to_string(nodes)},
+                           {"ranks", std::to_string(nodes)},
+                           {"ranks_per_node", "1"}},
+                          std::vector<double>(5, seconds)};
+  };
+  // 1 node 1.0 ms, 2 nodes 1.25 ms a step: 2 x 1.0 / 1.25 = 1.6x, 80 %.
+  const int64_t run =
+      storeRun(store, syntheticRun("nodes", "c1", "t1"), {point(1, 1e-3), point(2, 1.25e-3)});
+  const std::vector<std::string> lines = headline(loadRun(store, run), Scaling::Weak);
+  REQUIRE_FALSE(lines.empty());
+  CHECK_THAT(lines[0], Catch::StartsWith("2 nodes x 1 CPU rank: 80 % efficiency, 1.60x"));
+}
+
 TEST_CASE("headline: collectives name each backend's best busbw and their ratio", "[harness]") {
   TempDir dir;
   Store store = Store::open(dir.file("c.db"), Store::Mode::Write);

@@ -244,6 +244,30 @@ TEST_CASE("repetition values and baselines round-trip (schema version 3)", "[har
   CHECK_THROWS_AS(store.setBaseline("other", 99), BadInput);
 }
 
+TEST_CASE("a launched point's nodes, ranks per node and hosts round-trip (schema 6)", "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("v6.db"), Store::Mode::Write);
+  RunRecord run = sampleRun();
+  store.beginRun(run);
+  PointRecord launched = samplePoint(run.id, 0), forked = samplePoint(run.id, 1);
+  launched.nodes = 2;
+  launched.ranks_per_node = 1;
+  launched.hosts = "node-a,node-b";
+  RepetitionRecord rep;
+  rep.hosts = "node-a,node-b";
+  store.addPoint(launched, {rep}, samples(1, 2));
+  store.addPoint(forked, {RepetitionRecord{}}, samples(1, 2));
+  const std::vector<PointRecord> back = store.points(run.id);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].nodes == 2);
+  CHECK(back[0].ranks_per_node == 1);
+  CHECK(back[0].hosts == "node-a,node-b");
+  CHECK(store.repetitions(back[0].id).at(0).hosts == "node-a,node-b");
+  CHECK(back[1].nodes == 0);  // stored as NULL: forked on the run's host
+  CHECK(back[1].hosts.empty());
+  CHECK(store.repetitions(back[1].id).at(0).hosts.empty());
+}
+
 TEST_CASE("refused untouched: a newer schema, a foreign database, not a database", "[harness]") {
   TempDir dir;
   SECTION("a database from a newer synk-bench") {
@@ -252,8 +276,9 @@ TEST_CASE("refused untouched: a newer schema, a foreign database, not a database
     sqlite(path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE;");
     const std::string before = bytesOf(path);
     CHECK_THAT(openError(path, Store::Mode::Write),
-               Catch::Contains(
-                   "written by a newer synk-bench (schema version 99; this one knows up to 5)"));
+               Catch::Contains("written by a newer synk-bench (schema version 99; this one "
+                               "knows up to " +
+                               std::to_string(schema::latestVersion()) + ")"));
     CHECK_THAT(openError(path, Store::Mode::Read), Catch::Contains("refusing to touch it"));
     CHECK(bytesOf(path) == before);
   }
