@@ -26,7 +26,7 @@ export SYNK_CHECK_BACKEND=cuda
 export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT
 run() {  # nodes scenario ranks_per_node [mpirun options...]
   local nodes=$1 scenario=$2 per_node=$3; shift 3
-  SYNK_CHECK_PID_DIR=$work timeout 180 mpirun --oversubscribe -np "$nodes" "$@" \
+  SYNK_CHECK_PID_DIR=$work timeout 180 mpirun --oversubscribe --bind-to none -np "$nodes" "$@" \
     -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR -x SYNK_CHECK_BACKEND -x NCCL_SOCKET_IFNAME \
     -x NCCL_IB_DISABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "$check" "$scenario" "$per_node"
 }
