@@ -1,11 +1,7 @@
 #include "synk/cluster/node_bridge.h"
 
-#include <linux/futex.h>
 #include <mpi.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -66,13 +62,6 @@ struct AbortNote {
 constexpr auto kStopGrace = std::chrono::seconds(5);
 // How long the sender of an abort waits for its sends to complete.
 constexpr auto kAbortSendWait = std::chrono::seconds(1);
-
-void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds timeout) {
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000000000);
-  ts.tv_nsec = static_cast<long>(timeout.count() % 1000000000);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
 
 // How a wait paces its polls: spin (yielding the core: ranks may outnumber cores) for `spin`,
 // then sleep 50 us at a time for 10 ms, then 1 ms at a time.

@@ -122,20 +122,22 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
   return group;
 }
 
-void ProcessGroup::runNodeLeader(const WorkerMain& worker_main) {
-  int code = kExitFatal;
+int ProcessGroup::runRank(const WorkerMain& worker_main) {
   try {
-    code = worker_main(*this);
+    return worker_main(*this);
   } catch (const std::exception& e) {
-    if (!aborted()) {
-      storeMessage(cb_->slot(rank_).message, e.what());
-      abortSession(*cb_, AbortReason::Fatal, rank_, str("rank ", rank_, " failed: ", e.what()));
-    }
-    code = kExitAborted;
+    if (aborted()) return kExitAborted;  // the session's failure, reported by whoever caused it
+    storeMessage(cb_->slot(rank_).message, e.what());
+    abortSession(*cb_, AbortReason::Fatal, rank_, str("rank ", rank_, " failed: ", e.what()));
   } catch (...) {
     abortSession(*cb_, AbortReason::Fatal, rank_,
                  str("rank ", rank_, " failed: unknown exception"));
   }
+  return kExitFatal;
+}
+
+void ProcessGroup::runNodeLeader(const WorkerMain& worker_main) {
+  const int code = runRank(worker_main);
   // The node's owner: its ranks, its shared memory and the link (whose end waits for the
   // master's: this process ends with the session, as a worker does).
   shutdown(std::chrono::milliseconds(5000));
@@ -155,20 +157,7 @@ void ProcessGroup::runWorker(int rank, const WorkerMain& worker_main) {
   barrier_ = Barrier(*cb_, rank, options_.n_ranks, options_.spin, options_.yield_while_spinning);
   pids_.assign(pids_.size(), 0);
   cb_->slot(rank).pid = getpid();
-  int code = kExitFatal;
-  try {
-    code = worker_main(*this);
-  } catch (const std::exception& e) {
-    if (!aborted()) {
-      storeMessage(cb_->slot(rank).message, e.what());
-      abortSession(*cb_, AbortReason::Fatal, rank, str("rank ", rank, " failed: ", e.what()));
-      code = kExitFatal;
-    } else {
-      code = kExitAborted;
-    }
-  } catch (...) {
-    abortSession(*cb_, AbortReason::Fatal, rank, str("rank ", rank, " failed: unknown exception"));
-  }
+  const int code = runRank(worker_main);
   std::fflush(nullptr);
   _exit(code);  // never run the master's atexit handlers or static destructors
 }

@@ -107,6 +107,9 @@ class ProcessGroup : public Liveness {
 
  private:
   ProcessGroup(const ProcessGroupOptions& options, SharedMapping mapping, int own_rank);
+  // This process's rank's work; a failure aborts the session (unless it already was) with the
+  // rank's message. Returns the exit code: the work's, kExitFatal, or kExitAborted.
+  int runRank(const WorkerMain& worker_main);
   [[noreturn]] void runWorker(int rank, const WorkerMain& worker_main);
   // A node's launcher on a node without the master: its own rank as a worker, then its node's end.
   [[noreturn]] void runNodeLeader(const WorkerMain& worker_main);

@@ -1,11 +1,7 @@
 #include "synk/core/barrier.h"
 
 #include <immintrin.h>
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -17,13 +13,6 @@ namespace {
 
 // Longest single futex sleep: bounds how late a sleeper notices a dead peer or the deadline.
 constexpr auto kSleepSlice = std::chrono::milliseconds(10);
-
-void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds timeout) {
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000000000);
-  ts.tv_nsec = static_cast<long>(timeout.count() % 1000000000);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,13 @@ void wakeSleepers(ControlBlock& cb) {
   cb.wake_word.fetch_add(1, std::memory_order_seq_cst);
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&cb.wake_word), FUTEX_WAKE, INT32_MAX, nullptr,
           nullptr, 0);
+}
+
+void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds timeout) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000000000);
+  ts.tv_nsec = static_cast<long>(timeout.count() % 1000000000);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
 }
 
 bool abortSession(ControlBlock& cb, AbortReason reason, int rank, const std::string& message) {

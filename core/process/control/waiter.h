@@ -1,7 +1,9 @@
 #pragma once
 // Every blocking wait in synk goes through a Waiter: it knows the deadline, notices an aborted
 // session and asks a Liveness probe whether the peers are still alive.
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "synk/core/control_block.h"
@@ -26,6 +28,9 @@ bool abortSession(ControlBlock& cb, AbortReason reason, int rank, const std::str
 // Why the session was aborted (bounded wait for a reason being written).
 std::string abortMessage(ControlBlock& cb);
 void wakeSleepers(ControlBlock& cb);
+// Sleeps while `word` holds `expected`, for at most `timeout` (or until wakeSleepers on its
+// control block): core's barrier and cluster's node bridge both sleep on the wake word so.
+void futexWait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds timeout);
 
 class Waiter {
  public:
