@@ -80,6 +80,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const ProcessGroupOptions& op
   std::unique_ptr<ProcessGroup> group(new ProcessGroup(options, std::move(mapping), own));
   ControlBlock& cb = *group->cb_;
   cb.n_ranks = options.n_ranks;
+  cb.ranks_per_node = options.span.several() ? options.span.ranks_per_node : 0;
   cb.master_rank = options.master_rank;
   cb.master_pid = getpid();  // the node's parent of every worker (the master on one node)
   for (int r = 0; r < options.n_ranks; ++r)

@@ -235,6 +235,7 @@ int main(int argc, char** argv) {
     SharedMapping mapping(ControlBlock::bytesFor(ranks));
     auto* cb = new (mapping.data()) ControlBlock;
     cb->n_ranks = ranks;
+    cb->ranks_per_node = layout.ranks_per_node;
     cb->master_rank = 0;
     for (int r = 0; r < ranks; ++r)
       new (&cb->slot(r)) RankSlot{};

@@ -36,14 +36,14 @@ for rank in 0 3; do
 done
 
 # A node's ranks reach the other nodes together (one packet per node and barrier): node 0 names
-# every rank of the late rank's node.
+# every rank of the late rank's node, and the node.
 for shape in 2x2 3x1; do
   nodes=${shape%x*} per_node=${shape#*x}
   [[ $shape == 2x2 ]] && last="2, 3" || last=2
   start=$SECONDS
   out=$(timeout 120 "${mpi[@]}" -np "$nodes" "$check" late "$per_node" 2>&1)
   took=$((SECONDS - start))
-  grep -q "^rank 0: ended: rank [0-9]* timed out at the check's barrier: rank(s) $last did not arrive before the deadline" \
+  grep -q "^rank 0: ended: rank [0-9]* timed out at the check's barrier: rank(s) $last did not arrive before the deadline; on node(s) $((nodes - 1)) (all its ranks) of $nodes" \
     <<< "$out" || { echo "FAIL: $shape: the late rank is not named on node 0:"; echo "$out"; exit 1; }
   # A rank of another node that waits with 30 s ends with node 0's message, not its own deadline.
   [[ $shape == 2x2 ]] && other=2 || other=1

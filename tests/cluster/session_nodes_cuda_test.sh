@@ -86,7 +86,7 @@ kill -KILL "$leader"
 wait $job
 took=$((SECONDS - start))
 out=$(cat "$work/out")
-grep -qE "^master: Timeout: rank 0 timed out at .*: rank\(s\) 1 did not arrive before the deadline" \
+grep -qE "^master: Timeout: rank 0 timed out at .*: rank\(s\) 1 did not arrive before the deadline; on node\(s\) 1 \(all its ranks\) of 2" \
   <<< "$out" || { echo "FAIL: the master did not name rank 1:"; echo "$out"; exit 1; }
 for _ in $(seq 100); do  # node 1's watcher removes its segments once its launcher is gone
   [[ -z $(left_behind) ]] && break

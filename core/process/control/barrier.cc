@@ -130,8 +130,27 @@ void Barrier::timeOut(Waiter& waiter, uint64_t epoch) {
   }
   abortSession(*cb_, AbortReason::Timeout, rank_,
                str("rank ", rank_, " timed out at ", waiter.what(), ": rank(s) ", missing,
-                   " did not arrive before the deadline", stopped));
+                   " did not arrive before the deadline", stopped, missingNodes(epoch)));
   throwAborted(*cb_);
+}
+
+std::string Barrier::missingNodes(uint64_t epoch) const {
+  const int per_node = cb_->ranks_per_node;
+  if (per_node <= 0) return {};
+  std::string nodes;
+  bool whole = false;
+  for (int node = 0; node * per_node < n_; ++node) {
+    int late = 0;
+    for (int r = node * per_node; r < std::min((node + 1) * per_node, n_); ++r)
+      late += cb_->slot(r).arrived.load(std::memory_order_acquire) < epoch ? 1 : 0;
+    if (late == 0) continue;
+    whole = whole || late == per_node;
+    nodes += str(nodes.empty() ? "" : ", ", node, late == per_node ? " (all its ranks)" : "");
+  }
+  // A whole node late is most often its launcher gone (its ranks die with it; nothing of that
+  // node is left to say so).
+  return str("; on node(s) ", nodes, " of ", n_ / per_node,
+             whole ? ": a node late whole may have lost its launcher process" : "");
 }
 
 void Barrier::checkSites(uint64_t epoch, uint32_t site) {

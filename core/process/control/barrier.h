@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "synk/core/control_block.h"
@@ -64,6 +65,8 @@ class Barrier {
   void waitForAll(Waiter& waiter, uint64_t epoch);
   bool allArrived(uint64_t epoch, int& first_missing) const;
   [[noreturn]] void timeOut(Waiter& waiter, uint64_t epoch);
+  // Over several nodes: which nodes the ranks missing at `epoch` belong to (empty on one node).
+  std::string missingNodes(uint64_t epoch) const;
   void checkSites(uint64_t epoch, uint32_t site);
 
   ControlBlock* cb_;

@@ -70,6 +70,7 @@ struct alignas(64) RankSlot {
 
 struct ControlBlock {
   int32_t n_ranks;
+  int32_t ranks_per_node;  // over several nodes (node-major ranks); 0 on one node
   int32_t master_rank;
   pid_t master_pid;
   // Set once, by whoever first sees a failure; every wait checks it.
