@@ -1,6 +1,7 @@
 #include "synk/harness/plan/plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "synk/harness/base/hash.h"
 
@@ -110,9 +111,14 @@ void trainPoints(const Experiment& e, const MachineLimits& m, std::vector<Point>
               p.axes["ranks"] = std::to_string(ranks);
               p.axes["batch"] = std::to_string(batch);
               if (coll != "plugin") p.axes["collectives"] = coll;
-              if (backend == "cuda" && m.gpus == 0) {
+              // A launched point's nodes are other machines, whose GPUs fork() judges there;
+              // simulated nodes (SYNK_SIMULATE_NODES) share this host's, split between them.
+              const bool simulated = e.launch.find("SYNK_SIMULATE_NODES") != std::string::npos ||
+                                     std::getenv("SYNK_SIMULATE_NODES") != nullptr;
+              const bool elsewhere = nodes > 0 && !simulated;
+              if (backend == "cuda" && !elsewhere && m.gpus == 0) {
                 p.reason = noGpu(m);
-              } else if (backend == "cuda" && ranks > m.gpus) {
+              } else if (backend == "cuda" && !elsewhere && ranks > m.gpus) {
                 p.reason = "needs " + std::to_string(ranks) + " GPUs, this machine has " +
                            std::to_string(m.gpus);
               } else if (backend == "cpu" && per_node > m.cpus && !e.oversubscribe) {

@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -67,7 +68,8 @@ void writeReport(const std::string& path, const JobOutcome& outcome) {
 // This repetition on this node: the point, checked against the launch that started it.
 JobOutcome runHere(const NodePointArgs& args, int processes) {
   const Experiment e = parseExperiment(args.experiment_text, args.origin, args.overrides);
-  const Plan plan = makePlan(e, MachineLimits{}, "");  // skips and keys are the sweep's business
+  // Skips and keys are the sweep's business: no limits here (a node never skips its point).
+  const Plan plan = makePlan(e, MachineLimits{.cpus = INT_MAX, .gpus = INT_MAX}, "");
   if (args.point < 0 || args.point >= static_cast<int>(plan.points.size())) {
     throw BadInput("the experiment has no point " + std::to_string(args.point));
   }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,7 +61,8 @@ void endLeftovers(const std::vector<NodeLine>& nodes, const std::string& token) 
       kill(pid, SIGKILL);
       usleep(1000);
     }
-    removeSegmentsWithPrefix(processShmPrefix(pid));
+    // Only a pid that is gone: one reused since by another process may lead a live session.
+    if (kill(pid, 0) != 0 && errno == ESRCH) removeSegmentsWithPrefix(processShmPrefix(pid));
   }
 }
 

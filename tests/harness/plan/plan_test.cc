@@ -164,3 +164,23 @@ TEST_CASE("launched points: nodes x ranks per node, the session's ranks, stored 
                              {2, 0, ""}, "m");
   CHECK(srun.points[3].key != two_by_two.key);
 }
+
+TEST_CASE("launched cuda points: other machines' GPUs are theirs to judge, simulated nodes ours",
+          "[harness]") {
+  // Swept from a machine without GPUs (a login node): the nodes hold the GPUs.
+  const Plan cluster = makePlan(train({"experiment.launch=srun -N {nodes}", "axes.nodes=2",
+                                       "axes.backend=cuda", "axes.ranks=8", "axes.batch=8"}),
+                                {4, 0, "no GPU here"}, "m");
+  REQUIRE(cluster.points.size() == 1);
+  CHECK_FALSE(cluster.points[0].skipped);
+  CHECK(cluster.points[0].ranks == 16);
+  // Simulated nodes split this host's 2 GPUs: 2 x 2 does not fit.
+  const Plan simulated =
+      makePlan(train({"experiment.launch=mpirun -np {nodes} -x SYNK_SIMULATE_NODES=1",
+                      "axes.nodes=2", "axes.backend=cuda", "axes.ranks=1,2", "axes.batch=8"}),
+               {4, 2, ""}, "m");
+  REQUIRE(simulated.points.size() == 2);
+  CHECK_FALSE(simulated.points[0].skipped);
+  CHECK(simulated.points[1].skipped);
+  CHECK(simulated.points[1].reason == "needs 4 GPUs, this machine has 2");
+}
