@@ -49,6 +49,23 @@ std::vector<Data> asData(Session& session, const std::vector<Variable>& vars,
   return data;
 }
 
+// Over several nodes a backend with devices runs every collective natively (NCCL), one device per
+// rank: its host-staged fallback for ranks sharing a device reduces through one node's shared
+// memory. Two ranks of this node on one device are refused before anything forks.
+void refuseSharedDevicesOnNode(const ForkOptions& options, const NodeSpan& span) {
+  const int first = span.firstRank();
+  for (int r = first; r < first + span.ranks_per_node; ++r) {
+    for (int q = first; q < r; ++q) {
+      if (options.devices[q] != options.devices[r]) continue;
+      throw InvalidArgument(str(
+          "fork: ranks ", q, " and ", r, " of node ", span.node, " would share ", options.backend,
+          " device ", options.devices[r], ": over several nodes every collective is the ",
+          "backend's native one, which needs a device per rank (host staging does not cross "
+          "nodes): set ranks_per_node to at most the node's devices, or list distinct devices"));
+    }
+  }
+}
+
 }  // namespace
 
 Session forkSession(const ForkOptions& requested, BackendRegistry registry,
@@ -123,6 +140,7 @@ Session forkSession(const ForkOptions& requested, BackendRegistry registry,
       // compared only with each other: the cuda backend's check for a shared GPU).
       options.devices.push_back(span.first_device + r % node_ranks);
   }
+  if (span.several() && !host) refuseSharedDevicesOnNode(options, span);
   factory->checkBeforeFork();
   sweepStaleSegments();
   auto core = std::make_shared<detail::SessionCore>(options, std::move(registry), std::move(loader),

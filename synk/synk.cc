@@ -90,10 +90,20 @@ NodeSpan spanNodes(const ForkOptions& options, const BackendRegistry& registry,
   span.nodes_on_host = nodes_on_host;
   if (split_devices) {
     // One host's launchers are its simulated nodes (process index = node); each takes its slice.
+    // Spread over several hosts, the slices would need each host's own numbering of its nodes.
+    if (launch && launch->on_this_host != launch->processes) {
+      throw UsageError(
+          str("fork: simulated nodes (SYNK_SIMULATE_NODES) of a backend with devices "
+              "must all run on one host, but ",
+              launch->on_this_host, " of the ", launch->processes,
+              " launcher processes are on this one: unset "
+              "SYNK_SIMULATE_NODES on a cluster (one launcher per node)"));
+    }
     span.first_device = (layout.node % nodes_on_host) * layout.ranks_per_node;
     // NCCL tells nodes apart by a host hash: one per simulated node makes it take its path
     // between nodes (the network transport) as on separate machines. Set before anything
-    // forks or starts a thread; a user's own value is kept.
+    // forks or starts a thread (fork() runs only before threads); a user's own value is kept,
+    // and the value stays set in this process (a later NCCL communicator here sees it too).
     const std::string host_id = str("synk-simulated-node-", layout.node);
     setenv("NCCL_HOSTID", host_id.c_str(), 0);
   }

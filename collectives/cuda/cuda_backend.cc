@@ -24,7 +24,8 @@ namespace {
 // Why NCCL cannot run on this session: empty when every rank has a GPU of its own. NCCL refuses
 // two ranks of one communicator on one GPU, so ranks sharing one run host-staged collectives.
 // Over several nodes each node numbers its own GPUs: only ranks of one node (`ranks_per_node`
-// consecutive ranks) can share one.
+// consecutive ranks) can share one, and fork() refuses that there (host staging does not cross
+// nodes).
 std::string sharedDeviceReason(const std::vector<int>& devices, int ranks_per_node) {
   for (size_t r = 0; r < devices.size(); ++r) {
     for (size_t q = 0; q < r; ++q) {
@@ -61,11 +62,6 @@ class CudaBackend final : public Backend {
     const bool across_nodes = group_.spansNodes();
     no_native_ = sharedDeviceReason(env.devices,
                                     across_nodes ? group_.span().ranks_per_node : group_.size());
-    if (across_nodes && !no_native_.empty()) {  // neither NCCL nor host staging would work
-      throw UsageError(str("rank ", group_.rank(), ": ", no_native_, "; but ",
-                           stagedAcrossNodesReason(group_),
-                           ": give each rank of a node a GPU of its own (ranks_per_node)"));
-    }
     device_ = std::make_unique<CudaDevice>(env.device_ordinal, group_.rank());
     try {
       // Pin every heap segment, present and future: host staging and host-device outputs copy

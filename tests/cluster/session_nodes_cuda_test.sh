@@ -5,13 +5,15 @@
 # through its network transport (sockets on loopback here).
 #  - 2 nodes x 1 GPU (and 2 x 2 with 4 GPUs): the test model's calls and every variable
 #    collective, op and dtype print exactly what one machine's cuda session of as many ranks
-#    prints; NCCL's log shows the ranks of different nodes connected through NET/Socket, never
-#    through P2P or SHM;
+#    prints (at 2 x 2 only the lines whose bits cannot depend on NCCL's order of summing: the
+#    integers); NCCL's log shows the ranks of different nodes connected through NET/Socket
+#    (at 1 GPU per node never through P2P or SHM);
 #  - the session's size, 300 barrier steps, host-staged collectives refused by name (shared
 #    memory does not cross nodes), close ending every process with MPI finished (mpirun exits 0),
 #    no shared memory left;
 #  - 2 x 1: node 1's launcher (rank 1 itself) killed: the master's 2 s deadline names rank 1, its
-#    NCCL communicator is aborted and the job ends; node 1's watcher removes its shared memory.
+#    NCCL communicator is aborted and the job ends within a minute; node 1's watcher removes its
+#    shared memory.
 # Skips (77) without mpirun or with fewer than 2 GPUs.
 set -u
 check=$1
@@ -47,9 +49,16 @@ for shape in "${shapes[@]}"; do
   out=$(run "$nodes" models "$per_node" 2>&1) \
     || { echo "FAIL: $shape: models:"; echo "$out"; exit 1; }
   values=$(grep '^value: ' <<< "$out")
-  [[ $(wc -l <<< "$values") -ge 75 ]] || { echo "FAIL: $shape: too few values:"; echo "$out"; exit 1; }
-  [[ $values == "$(grep '^value: ' <<< "$local_out")" ]] \
-    || { echo "FAIL: $shape differs from one machine:"; diff <(grep '^value: ' <<< "$local_out") <(echo "$values"); exit 1; }
+  expected=$(grep '^value: ' <<< "$local_out")
+  [[ $(wc -l <<< "$values") -ge 143 ]] || { echo "FAIL: $shape: too few values:"; echo "$out"; exit 1; }
+  if (( nodes * per_node > 2 )); then
+    # NCCL sums more than two ranks in an order of its own, which differs between one host's
+    # NVLink rings and a network between nodes: exact only where the order cannot matter.
+    pattern='^value: (rank_info|var_(i32|i64|u8) )'
+    values=$(grep -E "$pattern" <<< "$values"); expected=$(grep -E "$pattern" <<< "$expected")
+  fi
+  [[ $values == "$expected" ]] \
+    || { echo "FAIL: $shape differs from one machine:"; diff <(echo "$expected") <(echo "$values"); exit 1; }
   # Ranks of different nodes must meet through NCCL's network transport.
   grep -q "via NET/Socket" <<< "$out" \
     || { echo "FAIL: $shape: NCCL did not connect the nodes through NET/Socket:"; echo "$out"; exit 1; }
@@ -84,8 +93,10 @@ grep -q "^master: ready" "$work/out" || { echo "FAIL: kill-launcher: never ready
 leader=$(cat "$work/node-1.pid")
 kill -KILL "$leader"
 wait $job
+rc=$?
 took=$((SECONDS - start))
 out=$(cat "$work/out")
+(( rc != 124 && took < 60 )) || { echo "FAIL: kill-launcher: the job did not end (rc $rc, $took s):"; echo "$out"; exit 1; }
 grep -qE "^master: Timeout: rank 0 timed out at .*: rank\(s\) 1 did not arrive before the deadline; on node\(s\) 1 \(all its ranks\) of 2" \
   <<< "$out" || { echo "FAIL: the master did not name rank 1:"; echo "$out"; exit 1; }
 for _ in $(seq 100); do  # node 1's watcher removes its segments once its launcher is gone

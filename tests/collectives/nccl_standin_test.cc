@@ -4,6 +4,8 @@
 // barrier. No GPU: this is how CI catches a misuse of NCCL's non-blocking API.
 #include <catch2/catch.hpp>
 
+#include "synk/core/process/node_span.h"
+#include "synk/core/session.h"
 #include "tests/collectives/nccl_standin_checks.h"
 #include "tests/support/conformance_checks.h"
 
@@ -163,4 +165,30 @@ TEST_CASE("no rank tears its communicator down while a peer's last collective st
 }
 
 }  // namespace
+}  // namespace synk::test
+
+namespace synk::test {
+
+TEST_CASE("over several nodes, two ranks of a node on one device are refused before any fork",
+          "[coll]") {
+  // The stand-in binds devices as cuda does; the span says node 1 of 2, 2 ranks each.
+  BackendRegistry registry;
+  registry.add(standinFactory());
+  NodeSpan span;
+  span.nodes = 2;
+  span.node = 1;
+  span.ranks_per_node = 2;
+  ForkOptions options;
+  options.backend = "nccl-standin";
+  options.n_parallel = 4;
+  options.devices = {0, 1, 3, 3};  // node 1's ranks 2 and 3 on one device
+  try {
+    forkSession(options, std::move(registry), nullptr, span);
+    FAIL("a shared device over several nodes was not refused");
+  } catch (const InvalidArgument& e) {
+    CHECK_THAT(e.what(), Catch::Contains("fork: ranks 2 and 3 of node 1 would share nccl-standin "
+                                         "device 3: over several nodes every collective is"));
+  }
+}
+
 }  // namespace synk::test
