@@ -15,8 +15,9 @@
 //       call without inputs whose outputs are reduced, every variable collective with every op on
 //       every dtype (also on values whose result depends on the order of the ranks), calls
 //       on a scattered Data input (then written again, then grown: a new generation), a scatter
-//       from a Data, three steps of the mlp (all-reduces inside its calls); each result printed
-//       exactly ("value: ..." lines, floats in hex)
+//       from a Data, three steps of the mlp (all-reduces inside its calls), collectives on a
+//       variable larger than the leaders' pipeline chunk; each result printed exactly ("value:
+//       ..." lines, floats in hex; the large ones as digests)
 //   session_nodes_check models-local N [MASTER_RANK]   the same on one machine, N ranks, no
 //       launcher: the test script compares the two outputs line for line
 // SYNK_CHECK_BACKEND=cuda runs the session on the cuda backend (session_nodes_cuda_test.sh: the
