@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "synk/cluster/chunk_pipeline.h"
 #include "synk/cluster/leader_ops.h"
 #include "synk/core/error.h"
 
@@ -86,51 +87,67 @@ void LeaderCommunicator::run(const char* what, std::function<void()> work, Waite
   bridge_.onMpiThread(what, std::move(work), waiter);
 }
 
-LeaderCommunicator::Staging LeaderCommunicator::reduceStaged(const char* what, const void* send,
-                                                             size_t count, DType dtype, ReduceOp op,
-                                                             Waiter& waiter) {
-  const size_t bytes = count * dtypeSize(dtype);
-  Staging buffer = staging(bytes);
-  std::memcpy(buffer->data(), send, bytes);
+void LeaderCommunicator::runPipelined(const char* what, const void* in, void* out, size_t bytes,
+                                      size_t elem,
+                                      std::function<void(std::byte* data, size_t bytes)> chunk_work,
+                                      Waiter& waiter) {
+  const auto pipe =
+      std::make_shared<ChunkPipeline>(staging(bytes), bytes, kChunkBytes / elem * elem);
+  const auto* from = static_cast<const std::byte*>(in);
+  auto* to = static_cast<std::byte*>(out);
+  pipe->step(from, to);  // the first chunk in before the job starts
+  try {
+    bridge_.onMpiThread(
+        what, [pipe, chunk_work = std::move(chunk_work), what] { pipe->run(chunk_work, what); },
+        waiter, [&pipe, from, to] { return pipe->step(from, to); });
+  } catch (...) {
+    // Gave up (deadline, abort) or the job failed: the job stops at its next chunk; it only ever
+    // touches the pipeline's own staging buffer, and nothing here writes into `out` any more.
+    pipe->abandon();
+    throw;
+  }
+  pipe->finish(to);
+}
+
+void LeaderCommunicator::reducePipelined(const char* what, const void* send, void* recv,
+                                         size_t count, DType dtype, ReduceOp op, Waiter& waiter) {
+  const size_t elem = dtypeSize(dtype);
   const int nodes = nodes_, node = node_;
-  run(
-      what,
-      [buffer, count, dtype, op, nodes, node, what] {
-        detail::allReduceInNodeOrder(buffer->data(), count, dtype, op, nodes, node, what);
+  runPipelined(
+      what, send, recv, count * elem, elem,
+      [elem, dtype, op, nodes, node, what](std::byte* data, size_t bytes) {
+        detail::allReduceInNodeOrder(data, bytes / elem, dtype, op, nodes, node, what);
       },
       waiter);
-  return buffer;
 }
 
 void LeaderCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
-  const Staging sum =
-      reduceStaged("all_reduce across nodes", args.send != nullptr ? args.send : args.buffer,
-                   args.count, args.dtype, args.op, waiter);
-  std::memcpy(args.buffer, sum->data(), args.count * dtypeSize(args.dtype));
+  reducePipelined("all_reduce across nodes", args.send != nullptr ? args.send : args.buffer,
+                  args.buffer, args.count, args.dtype, args.op, waiter);
 }
 
 // Every node ends with the reduction (the bytes of an all-reduce, which two nodes move anyway);
 // the root keeps it.
 void LeaderCommunicator::doReduce(const ReduceArgs& args, Waiter& waiter) {
-  const Staging sum =
-      reduceStaged("reduce across nodes", args.send, args.count, args.dtype, args.op, waiter);
-  if (node_ == args.root) std::memcpy(args.recv, sum->data(), args.count * dtypeSize(args.dtype));
+  reducePipelined("reduce across nodes", args.send, node_ == args.root ? args.recv : nullptr,
+                  args.count, args.dtype, args.op, waiter);
 }
 
 void LeaderCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) {
-  const size_t bytes = args.count * dtypeSize(args.dtype);
-  Staging buffer = staging(bytes);
+  const size_t elem = dtypeSize(args.dtype);
+  const void* in = nullptr;
+  void* out = args.buffer;
   if (node_ == args.root) {
-    std::memcpy(buffer->data(), args.send != nullptr ? args.send : args.buffer, bytes);
+    in = args.send != nullptr ? args.send : args.buffer;
+    if (in == out) out = nullptr;  // the root's buffer holds it already
   }
   const int root = args.root;
-  run(
-      "broadcast across nodes",
-      [buffer, bytes, root] {
-        detail::broadcastBytes(buffer->data(), bytes, root, "broadcast across nodes");
+  runPipelined(
+      "broadcast across nodes", in, out, args.count * elem, elem,
+      [root](std::byte* data, size_t bytes) {
+        detail::broadcastBytes(data, bytes, root, "broadcast across nodes");
       },
       waiter);
-  std::memcpy(args.buffer, buffer->data(), bytes);
 }
 
 void LeaderCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>&,

@@ -544,6 +544,11 @@ void NodeBridge::stop() {
 }
 
 void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter) {
+  onMpiThread(what, std::move(work), waiter, {});
+}
+
+void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter,
+                             const std::function<bool()>& meanwhile) {
   if (!thread_) throw UsageError(what + ": the link between nodes was let go");
   Thread& t = *thread_;
   if (t.stuck.load(std::memory_order_acquire)) {
@@ -561,7 +566,7 @@ void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work
     t.jobs_posted.fetch_add(1, std::memory_order_seq_cst);
   }
   if (t.cb.sleepers.load(std::memory_order_seq_cst) > 0) wakeSleepers(t.cb);
-  const Pacer pacer(t.options.spin);
+  Pacer pacer(t.options.spin);
   while (!job->done.load(std::memory_order_acquire)) {
     std::exception_ptr failure;
     try {
@@ -585,6 +590,10 @@ void NodeBridge::onMpiThread(const std::string& what, std::function<void()> work
         t.stuck.store(true, std::memory_order_release);
       }
       std::rethrow_exception(failure);
+    }
+    if (meanwhile && meanwhile()) {
+      pacer = Pacer(t.options.spin);
+      continue;
     }
     const auto slice = pacer.next();
     if (slice.count() == 0) {

@@ -74,6 +74,12 @@ class NodeBridge {
   // node: a node that fails instead of joining it is seen at the waiter's deadline. `work` must
   // touch only data it owns (it may outlive the wait). An exception it throws is rethrown here.
   void onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter);
+  // The same, calling `meanwhile` on this thread between its polls while `work` runs (the
+  // caller's share of a pipelined job, chunk_pipeline.h: true when it did something, then the
+  // wait polls again at once). It runs on the caller's thread only while the caller waits: what
+  // it writes is the caller's to write.
+  void onMpiThread(const std::string& what, std::function<void()> work, Waiter& waiter,
+                   const std::function<bool()>& meanwhile);
 
   // Barriers bridged so far (all of them once end() returned).
   uint64_t barriers() const;

@@ -15,8 +15,9 @@
 //       call without inputs whose outputs are reduced, every variable collective with every op on
 //       every dtype (also on values whose result depends on the order of the ranks), calls
 //       on a scattered Data input (then written again, then grown: a new generation), a scatter
-//       from a Data, three steps of the mlp (all-reduces inside its calls); each result printed
-//       exactly ("value: ..." lines, floats in hex)
+//       from a Data, three steps of the mlp (all-reduces inside its calls), collectives on a
+//       variable larger than the leaders' pipeline chunk; each result printed exactly ("value:
+//       ..." lines, floats in hex; the large ones as digests)
 //   session_nodes_check models-local N [MASTER_RANK]   the same on one machine, N ranks, no
 //       launcher: the test script compares the two outputs line for line
 // SYNK_CHECK_BACKEND=cuda runs the session on the cuda backend (session_nodes_cuda_test.sh: the
@@ -30,6 +31,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -82,6 +84,48 @@ int mantissaBits(DType dtype) {
     default:
       return 52;
   }
+}
+
+// FNV-1a over an array's bytes: a large result compared line for line without printing it.
+void printDigest(const std::string& what, const Array& a) {
+  uint64_t hash = 1469598103934665603ull;
+  const auto* bytes = static_cast<const unsigned char*>(a.data());
+  for (size_t i = 0; i < a.bytes(); ++i)
+    hash = (hash ^ bytes[i]) * 1099511628211ull;
+  std::printf("value: %s: %lld elements, fnv1a %016llx, first %a, last %a\n", what.c_str(),
+              static_cast<long long>(a.size()), static_cast<unsigned long long>(hash), a.flat(0),
+              a.flat(a.size() - 1));
+}
+
+// Collectives larger than the leaders' pipeline chunk (4 MiB, LeaderCommunicator::kChunkBytes):
+// a float32 variable of 2.5 chunks and 3 elements, so several chunks and a short last one, on
+// values whose sums round differently in another order.
+void runLarge(Session& session) {
+  const int64_t elements = (int64_t{5} << 19) + 3;
+  Model model = session.load(pluginPath("synk_bench_var_list"),
+                             {{"count", "1"}, {"elements", std::to_string(elements)}});
+  Variable v = model.variable("v0");
+  const int64_t ranks = session.size();
+  std::vector<float> values(static_cast<size_t>(ranks * elements));
+  for (int64_t r = 0; r < ranks; ++r) {
+    for (int64_t i = 0; i < elements; ++i) {
+      const double magnitude = static_cast<double>((i * 2654435761 + r * 97) % 1000003) + 0.5;
+      const double sign = (i + r) % 3 == 0 ? -1.0 : 1.0;
+      values[static_cast<size_t>(r * elements + i)] = static_cast<float>(
+          sign * magnitude * std::pow(10.0, static_cast<double>((i + r) % 9 - 4)));
+    }
+  }
+  const Array input = Array::of<float>({ranks * elements}, values);
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Avg}) {
+    session.scatter({v}, {input.view()});
+    session.allReduce({v}, op);
+    printDigest(str("large all_reduce ", reduceOpName(op)), session.getValue(ranks - 1, {v}).at(0));
+  }
+  session.scatter({v}, {input.view()});
+  printDigest("large reduce sum", session.reduce({v}, ReduceOp::Sum).at(0));
+  session.scatter({v}, {input.view()});
+  session.broadcast({v});
+  printDigest("large broadcast", session.getValue(ranks - 1, {v}).at(0));
 }
 
 // The test model's call and variable collectives, every result printed.
@@ -144,6 +188,7 @@ void runModels(Session& session) {
       printValue(str(name, " ordered reduce ", reduceOpName(op)), session.reduce({v}, op).at(0));
     }
   }
+  runLarge(session);
   // Data: a call's scattered input (every node gets the Data), then a new version (written
   // again), then a new generation (grown), each read on every node; a scatter from a Data.
   Function plus = session.function(model, "x_plus_v");
