@@ -15,7 +15,10 @@
 //    node-major), so each leader gathers its node's parts and the leaders gather the nodes'.
 // The leader does its node's share alone (its ranks wait at CollectiveOut): simple, and the bytes
 // between nodes are what bound it. Every wait keeps the step's deadline; a failure on any rank
-// (a leader's MPI work included) is raised on every rank naming it, as on one machine.
+// (a leader's MPI work included) is raised on every rank naming it, as on one machine, except a
+// leader failing between its MPI jobs: the nodes it would have met stay inside a blocking MPI call
+// until the step's deadline names it (cluster/README.md; non-blocking MPI that also watches the
+// abort notes is the cure, with the chain's pipelining).
 #include <memory>
 #include <vector>
 
