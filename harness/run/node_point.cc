@@ -156,8 +156,11 @@ int runNodePoint(const NodePointArgs& args) {
   // A launcher killed outright (the repetition's deadline, a second Ctrl-C) must not leave this
   // process running its session: it dies with whatever started it (its node's watcher then
   // removes its shared memory).
+  // (The parent is the launcher's daemon, prted or slurmstepd, whose main thread lives as long as
+  // it does: PR_SET_PDEATHSIG fires when the parent thread exits.)
+  const pid_t parent = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1) return 1;  // it is gone already
+  if (getppid() != parent) return 1;  // it is gone already (re-parented to init or a subreaper)
   // First, in one write: the sweeping process learns this node's host and process from it,
   // through the launcher's output, and where this host is the sweep's, from a file beside the
   // report too (a killed launcher may not have passed its output on).

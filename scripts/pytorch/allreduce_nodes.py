@@ -37,7 +37,8 @@ def main():
     import torch
     import torch.distributed as dist
 
-    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29533", rank=rank,
+    port = os.environ.get("MASTER_PORT", "29533")  # another run on this host: another port
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world, device_id=torch.device("cuda", 0))
     if rank == 0:
         print(f"# PyTorch {torch.__version__} all_reduce across {world} simulated nodes, float32 "

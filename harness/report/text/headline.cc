@@ -1,6 +1,7 @@
 #include "synk/harness/report/text/headline.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "synk/harness/base/text_table.h"
@@ -45,11 +46,14 @@ std::vector<std::string> trainHeadline(const RunData& data, Scaling scaling) {
     const PointRecord& p = *row->point;
     // A point launched over nodes: "2 nodes x 1 CPU rank".
     const std::string nodes = axis(p, "nodes");
+    // The stored column, else the axis (a hand-written database may have either; atoi: no throw).
+    const int per_node =
+        p.ranks_per_node > 0 ? p.ranks_per_node : std::atoi(axis(p, "ranks_per_node").c_str());
     const std::string where =
-        nodes.empty() ? ranksText(row->ranks, axis(p, "backend"), axis(p, "collectives"))
-                      : nodes + (nodes == "1" ? " node x " : " nodes x ") +
-                            ranksText(std::stoi(axis(p, "ranks_per_node")), axis(p, "backend"),
-                                      axis(p, "collectives"));
+        nodes.empty() || per_node <= 0
+            ? ranksText(row->ranks, axis(p, "backend"), axis(p, "collectives"))
+            : nodes + (nodes == "1" ? " node x " : " nodes x ") +
+                  ranksText(per_node, axis(p, "backend"), axis(p, "collectives"));
     std::string line = where + ": " + formatFixed(*row->efficiency * 100, 0) + " % efficiency, " +
                        formatFixed(*row->speedup, 2) + "x (" + scalingName(scaling) +
                        " scaling, batch " + std::to_string(row->batch) +
