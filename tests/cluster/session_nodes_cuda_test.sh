@@ -33,11 +33,7 @@ run() {  # nodes scenario ranks_per_node [mpirun options...]
     -x NCCL_IB_DISABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "$check" "$scenario" "$per_node"
 }
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
-left_behind() {
-  for file in "$work"/node-*.pid; do
-    ls /dev/shm 2>/dev/null | grep "^synk-[^-]*-$(cat "$file")-"
-  done
-}
+source "$(dirname "$0")/nodes_lib.sh"  # await_ready, left_behind, await_node_memory_gone
 
 shapes=(2x1)
 (( gpus >= 4 )) && shapes+=(2x2)
@@ -62,9 +58,12 @@ for shape in "${shapes[@]}"; do
   # Ranks of different nodes must meet through NCCL's network transport.
   grep -q "via NET/Socket" <<< "$out" \
     || { echo "FAIL: $shape: NCCL did not connect the nodes through NET/Socket:"; echo "$out"; exit 1; }
-  if (( per_node == 1 )) && grep -qE "via (P2P|SHM)" <<< "$out"; then
-    echo "FAIL: $shape: NCCL joined ranks of different nodes through P2P or SHM:"; echo "$out"; exit 1
-  fi
+  # Every connection NCCL logs ("Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0") between
+  # ranks of different nodes must be its network's, never P2P or SHM.
+  crossing=$(sed -nE 's/.*Channel [0-9]+\/[0-9]+ : ([0-9]+)\[[0-9]+\] -> ([0-9]+)\[[0-9]+\].* via ([A-Za-z0-9]+).*/\1 \2 \3/p' <<< "$out" \
+               | awk -v n="$per_node" 'int($1 / n) != int($2 / n) && $3 != "NET"')
+  [[ -z $crossing ]] \
+    || { echo "FAIL: $shape: NCCL joined ranks of different nodes other than through NET: $crossing"; exit 1; }
   [[ -z $(left_behind) ]] || { echo "FAIL: $shape: shared memory left: $(left_behind)"; exit 1; }
 
   rm -f "$work"/node-*.pid
@@ -84,12 +83,7 @@ rm -f "$work"/node-*.pid
 run 2 kill-launcher 1 --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
   --mca orte_abort_on_non_zero_status 0 > "$work/out" 2>&1 &
 job=$!
-for _ in $(seq 1200); do  # until the master steps (NCCL's start included): at most 120 s
-  grep -q "^master: ready" "$work/out" 2>/dev/null && break
-  kill -0 "$job" 2>/dev/null || break
-  read -rt 0.1 <> <(:) || true
-done
-grep -q "^master: ready" "$work/out" || { echo "FAIL: kill-launcher: never ready:"; cat "$work/out"; exit 1; }
+await_ready "kill-launcher" 120  # NCCL's start included
 leader=$(cat "$work/node-1.pid")
 kill -KILL "$leader"
 wait $job
@@ -99,9 +93,6 @@ out=$(cat "$work/out")
 (( rc != 124 && took < 60 )) || { echo "FAIL: kill-launcher: the job did not end (rc $rc, $took s):"; echo "$out"; exit 1; }
 grep -qE "^master: Timeout: rank 0 timed out at .*: rank\(s\) 1 did not arrive before the deadline; on node\(s\) 1 \(all its ranks\) of 2" \
   <<< "$out" || { echo "FAIL: the master did not name rank 1:"; echo "$out"; exit 1; }
-for _ in $(seq 100); do  # node 1's watcher removes its segments once its launcher is gone
-  [[ -z $(left_behind) ]] && break
-  read -rt 0.1 <> <(:) || true
-done
+await_node_memory_gone  # node 1's watcher removes its segments once its launcher is gone
 [[ -z $(left_behind) ]] || { echo "FAIL: node 1's shared memory left: $(left_behind)"; exit 1; }
 echo "PASS (shapes ${shapes[*]}; kill-launcher took ${took} s)"

@@ -25,23 +25,7 @@ command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
-# Shared memory left by this job's nodes: names carry their owner's pid (the launchers', written
-# to $work by the program before it forks). Other tests may run beside this one.
-# Until the job in the background ($job, writing $work/out) says its master steps: at most 60 s,
-# or until the job ended without.
-await_ready() {
-  for _ in $(seq 600); do
-    grep -q "^master: ready" "$work/out" 2>/dev/null && break
-    kill -0 "$job" 2>/dev/null || break
-    read -rt 0.1 <> <(:) || true
-  done
-  grep -q "^master: ready" "$work/out" || { echo "FAIL: $1: the master never got ready:"; cat "$work/out"; exit 1; }
-}
-left_behind() {
-  for file in "$work"/node-*.pid; do
-    ls /dev/shm 2>/dev/null | grep "^synk-[^-]*-$(cat "$file")-"
-  done
-}
+source "$(dirname "$0")/nodes_lib.sh"  # await_ready, left_behind, await_node_memory_gone
 
 for shape in 2x1 2x2 3x1 3x2; do
   nodes=${shape%x*} per_node=${shape#*x}
@@ -143,9 +127,6 @@ grep -qE "^master: Timeout: rank [01] timed out at .*: rank\(s\) 2, 3 did not ar
 for child in $children; do
   kill -0 "$child" 2>/dev/null && { echo "FAIL: node 1's process $child outlived its launcher"; exit 1; }
 done
-for _ in $(seq 100); do  # node 1's watcher removes its segments once its launcher is gone
-  [[ -z $(left_behind) ]] && break
-  read -rt 0.1 <> <(:) || true
-done
+await_node_memory_gone  # node 1's watcher removes its segments once its launcher is gone
 [[ -z $(left_behind) ]] || { echo "FAIL: node 1's shared memory left: $(left_behind)"; exit 1; }
 echo "PASS (kill-launcher took ${took} s)"
