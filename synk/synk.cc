@@ -1,6 +1,7 @@
 #include "synk/synk.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -53,7 +54,9 @@ void warnIfBoundNarrowly(const cluster::NodeLayout& layout) {
   if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) return;
   const int allowed = CPU_COUNT(&cpus);
   const int threads = layout.ranks_per_node + 1;  // the node's ranks and its bridge
-  if (allowed >= threads) return;
+  // Narrower than the machine, by a binding: a machine with fewer cores than ranks was asked for.
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (allowed >= threads || allowed >= online) return;
   logWarning("node ", layout.node, ": this launcher may run on ", allowed, " CPU(s), which its ",
              layout.ranks_per_node, " rank(s) and the node's bridge (", threads,
              " busy threads) would share: start it with `mpirun --bind-to none` (or "

@@ -13,6 +13,8 @@ command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # One host, no network: keep Open MPI's TCP/shared-memory transports from probing interfaces.
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# mpirun binds each of 2 processes to one core by default: a node's ranks would share it.
+export OMPI_MCA_hwloc_base_binding_policy=none
 out=$(timeout 60 mpirun --oversubscribe -np 3 -x SYNK_SIMULATE_NODES=1 "$tool" --ranks-per-node 2 2>&1) \
   || { echo "FAIL: mpirun with simulated nodes exited non-zero:"; echo "$out"; exit 1; }
 echo "$out"

@@ -12,6 +12,8 @@ check=$1
 command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# mpirun binds each of 2 processes to one core by default: a node's ranks would share it.
+export OMPI_MCA_hwloc_base_binding_policy=none
 # After an abort the bridges leave MPI unfinished (a node may never come to its end): each
 # launcher then exits on its own, which mpirun must not take for the job's failure.
 mpi=(mpirun --oversubscribe --mca orte_allowed_exit_without_sync 1 -x SYNK_SIMULATE_NODES=1)

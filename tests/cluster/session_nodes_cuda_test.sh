@@ -22,6 +22,8 @@ gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
 (( gpus >= 2 )) || { echo "SKIPPED: needs 2 GPUs, $gpus visible"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# mpirun binds each of 2 processes to one core by default: a node's ranks would share it.
+export OMPI_MCA_hwloc_base_binding_policy=none
 export SYNK_CHECK_BACKEND=cuda
 # NCCL between the simulated nodes: sockets on loopback, as issue 26 asks; its log says how the
 # ranks connected.

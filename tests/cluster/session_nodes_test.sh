@@ -24,6 +24,8 @@ check=$1
 command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# mpirun binds each of 2 processes to one core by default: a node's ranks would share it.
+export OMPI_MCA_hwloc_base_binding_policy=none
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/nodes_lib.sh"  # await_ready, left_behind, await_node_memory_gone
 
@@ -44,7 +46,9 @@ done
 
 # A launcher bound to fewer CPUs than its node's ranks and bridge (mpirun's default --bind-to core
 # for 2 processes; here taskset) is warned on every node, naming the mpirun option to use.
-out=$(taskset -c 0 timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" ok 1 2>&1) \
+# (The step-times scenario: the warning comes first, then fork() refuses, before any rank would
+# have to share the one CPU.)
+out=$(taskset -c 0 timeout 60 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 "$check" step-times 1 2>&1) \
   || { echo "FAIL: bound to one CPU:"; echo "$out"; exit 1; }
 [[ $(grep -c "this launcher may run on 1 CPU(s), which its 1 rank(s) and the node's bridge (2 busy threads) would share: start it with \`mpirun --bind-to none\`" <<< "$out") == 2 ]] \
   || { echo "FAIL: a narrow binding not warned on both launchers:"; echo "$out"; exit 1; }

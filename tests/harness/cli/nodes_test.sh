@@ -19,6 +19,8 @@ bench=$1 experiment=$2
 command -v mpirun >/dev/null || { echo "SKIPPED: no mpirun (openmpi-bin)"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# mpirun binds each of 2 processes to one core by default: a node's ranks would share it.
+export OMPI_MCA_hwloc_base_binding_policy=none
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 host=$(hostname)
 printf '#!/bin/sh\necho $$ >> "%s/pids"\nexec "$@"\n' "$work" > "$work/record"
