@@ -52,7 +52,8 @@ inline constexpr double kStragglerExcess = 0.10;
 std::optional<StepTimesSummary> summarizeStepTimes(const std::vector<RankTimesRecord>& times);
 // The steps that stand for a point: in its median repetition (the one whose median step is the
 // median of the repetitions' medians, the lower one of an even count), the median step and the
-// slowest step (one entry when it is no slower than the median one). A step's time is its slowest rank's.
+// slowest step (one entry when it is no slower than the median one). A step's time is its slowest
+// rank's.
 std::vector<TimelineStep> timelineSteps(const std::vector<RankTimesRecord>& times);
 // "rank 1 is a straggler: its work took longest in 100 % of the steps (median 3.08 ms against
 // the others' 972 ns)"
