@@ -46,12 +46,16 @@ std::optional<StepTimesSummary> summarizeStepTimes(const std::vector<RankTimesRe
     r.step_s = median(c.step);
     s.ranks.push_back(r);
   }
-  if (by_rank.size() < 2) return s;
+  if (by_rank.size() < 2) {
+    s.timeline = timelineSteps(times);
+    return s;
+  }
   std::map<int, int> firsts;
   for (const auto& [step, work_rank] : slowest)
     ++firsts[work_rank.second];
-  const auto [rank, count] = *std::max_element(
-      firsts.begin(), firsts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto [rank, count] =
+      *std::max_element(firsts.begin(), firsts.end(),
+                        [](const auto& a, const auto& b) { return a.second < b.second; });
   const double share = double(count) / double(slowest.size());
   std::vector<double> others;
   for (const auto& [r, c] : by_rank)
@@ -60,6 +64,7 @@ std::optional<StepTimesSummary> summarizeStepTimes(const std::vector<RankTimesRe
   if (share >= kStragglerShare && theirs > 0 && mine >= theirs * (1 + kStragglerExcess)) {
     s.straggler = Straggler{rank, share, mine / theirs - 1, mine, theirs};
   }
+  s.timeline = timelineSteps(times);
   return s;
 }
 

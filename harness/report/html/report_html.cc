@@ -7,6 +7,7 @@
 #include "synk/harness/base/errors.h"
 #include "synk/harness/base/text_table.h"
 #include "synk/harness/report/html/nodes_chart.h"
+#include "synk/harness/report/html/rank_timeline.h"
 #include "synk/harness/report/html/svg_plot.h"
 #include "synk/harness/report/text/collectives_table.h"
 #include "synk/harness/report/text/headline.h"
@@ -40,6 +41,10 @@ svg.plot .whisker { stroke-width: 1.5; }
 .note { color: #666; }
 tr.worse td { background: #fde0dc; } tr.better td { background: #e0f3e0; }
 tr.incomparable td { color: #888; } tr.shift td { background: #fff3cd; }
+.timeline { display: flex; gap: 16px; align-items: flex-start; }
+.timeline .lanes { flex: 1; min-width: 0; } tr.straggler td { background: #fde0dc; }
+svg.plot .lane { text-anchor: end; } svg.plot .lane.marked { font-weight: bold; fill: #d62728; }
+svg.plot .lane-mark { fill: none; stroke: #d62728; stroke-width: 2; }
 )css";
 
 // Marks each plot the browser drew with every data mark it declared; the test reads the counts.
@@ -290,6 +295,7 @@ std::string trainBody(const RunData& data, Scaling scaling) {
         "experiment.step_times shows each rank's part).</p>";
   }
   out += renderBarChart(split) + renderBarChart(fused) + by_rank + renderLineChart(start);
+  out += rankTimelineSection(data);
   out += "<h2>Table</h2><table><tr>";
   const bool with_energy = std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) {
     return r.joules_per_sample.has_value();

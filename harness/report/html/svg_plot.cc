@@ -4,13 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
-namespace synk::harness {
-namespace {
+#include "synk/harness/report/html/svg_plot_impl.h"
 
-constexpr double kWidth = 1100, kHeight = 420;
-constexpr double kLeft = 80, kRight = 270, kTop = 36, kBottom = 50;
-const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                               "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+namespace synk::harness {
+namespace svg {
+
+const char* const kColors[10] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
 std::string num(double v) {
   char buf[32];
@@ -81,6 +81,25 @@ std::vector<std::string> tickLabels(const std::vector<double>& ticks) {
   return out;
 }
 
+std::string header(const std::string& id, const std::string& title, int marks, double height) {
+  return "<figure class=\"plot-figure\"><svg class=\"plot\" id=\"" + htmlEscape(id) +
+         "\" data-marks=\"" + std::to_string(marks) + "\" viewBox=\"0 0 " + num(kWidth) + " " +
+         num(height) +
+         "\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\"><title>" +
+         htmlEscape(title) + "</title>" + "<text x=\"" + num(kWidth / 2) +
+         "\" y=\"20\" class=\"title\">" + htmlEscape(title) + "</text>";
+}
+
+std::string footer(const std::string& title) {
+  return "</svg><figcaption>" + htmlEscape(title) + "</figcaption></figure>\n";
+}
+
+}  // namespace svg
+
+namespace {
+
+using namespace svg;
+
 // Powers of ten inside [low, high] (low > 0); with fewer than three, their 2x and 5x too.
 std::vector<double> logTicks(double low, double high) {
   std::vector<double> ticks;
@@ -105,19 +124,6 @@ struct Scale {
     return from + (a - b) / (c - b == 0 ? 1 : c - b) * (to - from);
   }
 };
-
-std::string header(const std::string& id, const std::string& title, int marks) {
-  return "<figure class=\"plot-figure\"><svg class=\"plot\" id=\"" + htmlEscape(id) +
-         "\" data-marks=\"" + std::to_string(marks) + "\" viewBox=\"0 0 " + num(kWidth) + " " +
-         num(kHeight) +
-         "\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\"><title>" +
-         htmlEscape(title) + "</title>" + "<text x=\"" + num(kWidth / 2) +
-         "\" y=\"20\" class=\"title\">" + htmlEscape(title) + "</text>";
-}
-
-std::string footer(const std::string& title) {
-  return "</svg><figcaption>" + htmlEscape(title) + "</figcaption></figure>\n";
-}
 
 std::string legend(const std::vector<std::string>& names, const std::vector<bool>& dashed) {
   std::string out;

@@ -19,6 +19,12 @@ std::string csvField(const std::string& text) {
   return out + "\"";
 }
 
+std::string seconds(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
 std::string optional(int64_t v) {
   return v == kNoValue ? "" : std::to_string(v);
 }
@@ -27,6 +33,31 @@ RunRecord requireRun(const Store& store, int64_t run_id) {
   std::optional<RunRecord> run = store.run(run_id);
   if (!run) throw BadInput("no run " + std::to_string(run_id) + " in " + store.path());
   return *run;
+}
+
+std::set<std::string> axisNames(const std::vector<PointRecord>& points) {
+  std::set<std::string> axes;
+  for (const PointRecord& p : points) {
+    for (const auto& [name, value] : p.axes)
+      axes.insert(name);
+  }
+  return axes;
+}
+
+// The columns every CSV row starts with: run,point,seq,key, the axes, status.
+std::string csvHeader(const std::set<std::string>& axes) {
+  std::string header = "run,point,seq,key";
+  for (const std::string& a : axes)
+    header += "," + csvField(a);
+  return header + ",status";
+}
+
+std::string csvPrefix(int64_t run_id, const PointRecord& p, const std::set<std::string>& axes) {
+  std::string prefix = std::to_string(run_id) + "," + std::to_string(p.id) + "," +
+                       std::to_string(p.seq) + "," + p.key;
+  for (const std::string& a : axes)
+    prefix += "," + csvField(p.axes.count(a) ? p.axes.at(a) : "");
+  return prefix + "," + toString(p.status);
 }
 
 }  // namespace
@@ -88,26 +119,39 @@ void exportJson(std::FILE* out, const Store& store, int64_t run_id, const Summar
 void exportCsv(std::FILE* out, const Store& store, int64_t run_id) {
   requireRun(store, run_id);
   const std::vector<PointRecord> points = store.points(run_id);
-  std::set<std::string> axes;
-  for (const PointRecord& p : points) {
-    for (const auto& [name, value] : p.axes)
-      axes.insert(name);
-  }
-  std::string header = "run,point,seq,key";
-  for (const std::string& a : axes)
-    header += "," + csvField(a);
-  header += ",status,repetition,rank,step,ns,compute_ns,collective_ns";
+  const std::set<std::string> axes = axisNames(points);
+  const std::string header = csvHeader(axes) + ",repetition,rank,step,ns,compute_ns,collective_ns";
   std::fprintf(out, "%s\n", header.c_str());
   for (const PointRecord& p : points) {
-    std::string prefix = std::to_string(run_id) + "," + std::to_string(p.id) + "," +
-                         std::to_string(p.seq) + "," + p.key;
-    for (const std::string& a : axes)
-      prefix += "," + csvField(p.axes.count(a) ? p.axes.at(a) : "");
-    prefix += "," + toString(p.status);
+    const std::string prefix = csvPrefix(run_id, p, axes);
     for (const SampleRecord& s : store.samples(p.id)) {
       std::fprintf(out, "%s,%d,%d,%d,%lld,%s,%s\n", prefix.c_str(), s.repetition, s.rank, s.step,
                    static_cast<long long>(s.ns), optional(s.compute_ns).c_str(),
                    optional(s.collective_ns).c_str());
+    }
+  }
+}
+
+void exportRankCsv(std::FILE* out, const Store& store, int64_t run_id,
+                   const SummaryOptions& options) {
+  const RunData data = loadRun(store, run_id, options);
+  std::vector<PointRecord> points;
+  for (const AnalysedPoint& a : data.points)
+    points.push_back(a.record);
+  const std::set<std::string> axes = axisNames(points);
+  const std::string header =
+      csvHeader(axes) + ",rank,work_s,device_s,path_s,wait_s,step_s,straggler";
+  std::fprintf(out, "%s\n", header.c_str());
+  for (const AnalysedPoint& a : data.points) {
+    if (!a.step_times) continue;
+    const std::string prefix = csvPrefix(run_id, a.record, axes);
+    const std::optional<Straggler>& straggler = a.step_times->straggler;
+    for (const RankTimesSummary& r : a.step_times->ranks) {
+      const std::string device = r.device_s ? seconds(*r.device_s) : "";
+      std::fprintf(out, "%s,%d,%s,%s,%s,%s,%s,%d\n", prefix.c_str(), r.rank,
+                   seconds(r.work_s).c_str(), device.c_str(), seconds(r.path_s).c_str(),
+                   seconds(r.wait_s).c_str(), seconds(r.step_s).c_str(),
+                   straggler && straggler->rank == r.rank ? 1 : 0);
     }
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 // `synk-bench export`: a run with every point and sample, as JSON (one document) or CSV (one
-// row per sample, the point's axes as columns), for tools outside synk.
+// row per sample, the point's axes as columns; with --ranks one row per point and rank), for
+// tools outside synk.
 //
 // JSON, schema "synk-bench-export/1" (a reader checks it; a change that breaks readers bumps
 // the number):
@@ -18,7 +19,11 @@
 //                             samples_per_joule, energy_scaling, compute_s, collective_s,
 //                             startup_s; rank_times ([{rank, work_s, device_s, path_s, wait_s,
 //                             step_s}] medians, experiment.step_times; null without) and
-//                             straggler ({rank, slowest_share, work_s, others_work_s} or null);
+//                             straggler ({rank, slowest_share, work_s, others_work_s} or null),
+//                             timeline ([{which ("median step"|"slowest step", of the median
+//                             repetition), repetition, step, step_s, ranks [{rank, work_s,
+//                             device_s, path_s, wait_s, step_s}]}]: the HTML report's
+//                             timeline; null without step times);
 //                      collectives: time_s, size_bytes, count, algbw_GBps, busbw_GBps;
 //                      energy_per_step_j, gpu_power_w, sm_mhz, throttled_repetitions,
 //                      excluded_repetitions, other_cpu, warnings [...]},
@@ -42,5 +47,11 @@ inline constexpr const char* kExportSchema = "synk-bench-export/1";
 void exportJson(std::FILE* out, const Store& store, int64_t run_id,
                 const SummaryOptions& options = {});
 void exportCsv(std::FILE* out, const Store& store, int64_t run_id);
+// `export --csv --ranks`: one row per training point with step times and rank, the columns
+// exportCsv's rows start with, then rank, the per-rank medians over every timed step (work_s,
+// device_s (empty on cpu ranks), path_s, wait_s, step_s; analysis/step_times.h) and straggler
+// (1 for the point's straggler, else 0).
+void exportRankCsv(std::FILE* out, const Store& store, int64_t run_id,
+                   const SummaryOptions& options = {});
 
 }  // namespace synk::harness

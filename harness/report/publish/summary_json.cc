@@ -15,6 +15,30 @@ std::string axis(const PointRecord& p, const char* name) {
   return found == p.axes.end() ? "" : found->second;
 }
 
+// The steps the HTML report's timeline draws, every rank's parts in seconds; null without.
+OrderedJson timelineJson(const std::optional<StepTimesSummary>& times) {
+  if (!times) return nullptr;
+  OrderedJson steps = OrderedJson::array();
+  for (const TimelineStep& step : times->timeline) {
+    OrderedJson ranks = OrderedJson::array();
+    for (const RankTimesRecord& r : step.ranks) {
+      ranks.push_back({{"rank", r.rank},
+                       {"work_s", jsonNumber(nanosToSeconds(r.work_ns))},
+                       {"device_s", r.device_ns >= 0 ? jsonNumber(nanosToSeconds(r.device_ns))
+                                                     : OrderedJson(nullptr)},
+                       {"path_s", jsonNumber(nanosToSeconds(r.path_ns))},
+                       {"wait_s", jsonNumber(nanosToSeconds(r.wait_ns))},
+                       {"step_s", jsonNumber(nanosToSeconds(r.step_ns))}});
+    }
+    steps.push_back({{"which", step.which},
+                     {"repetition", step.repetition},
+                     {"step", step.step},
+                     {"step_s", jsonNumber(step.step_s)},
+                     {"ranks", std::move(ranks)}});
+  }
+  return steps;
+}
+
 }  // namespace
 
 OrderedJson runJson(const RunData& data) {
@@ -123,6 +147,7 @@ OrderedJson pointSummaryJson(const RunData& data, size_t point,
     }
     out["rank_times"] = std::move(ranks);
     out["straggler"] = std::move(straggler);
+    out["timeline"] = timelineJson(a.step_times);
   }
   out["energy_per_step_j"] = optionalNumber(s.energy_per_step_j);
   out["gpu_power_w"] = optionalNumber(s.power_w);

@@ -160,3 +160,66 @@ TEST_CASE("export --json: --exclude-throttled leaves throttled repetitions out o
   CHECK(kept.at("rank_times")[1].at("wait_s").get<double>() == Approx(2e-3));
   CHECK(kept.at("straggler").is_null());
 }
+
+TEST_CASE("export: per-rank step times and the timeline's steps round-trip, JSON and CSV",
+          "[harness]") {
+  TempDir dir;
+  Store store = Store::open(dir.file("r.db"), Store::Mode::Write);
+  RunRecord record = syntheticRun("toy", "c1", "t1");
+  store.beginRun(record);
+  PointRecord p;
+  p.run_id = record.id;
+  p.key = "k";
+  p.status = PointStatus::ok;
+  p.axes = {{"backend", "cpu"}, {"batch", "8"}, {"ranks", "2"}};
+  std::vector<RepetitionRecord> reps;
+  std::vector<SampleRecord> samples;
+  std::vector<RankTimesRecord> times;
+  // One repetition of 3 steps: rank 1 works 3 ms, rank 0 works 1 ms and waits 2 ms, both 10 us on
+  // the path; step 2 is slower on both ranks (the slowest step).
+  reps.push_back({0, 0, 3, PointStatus::ok, ""});
+  for (int step = 0; step < 3; ++step) {
+    const int64_t extra = step == 2 ? 1'000'000 : 0;
+    samples.push_back({0, 0, step, 3'010'000 + extra});
+    times.push_back({0, step, 0, 1'000'000, -1, 10'000, 2'000'000 + extra, 3'010'000 + extra});
+    times.push_back({0, step, 1, 3'000'000 + extra, -1, 10'000, 0, 3'010'000 + extra});
+  }
+  store.addPoint(p, reps, samples, times);
+  store.endRun(record.id, "complete");
+  const nlohmann::json s = exported(store, record.id).at("points")[0].at("summary");
+  const nlohmann::json& r0 = s.at("rank_times").at(0);
+  CHECK(r0.at("rank") == 0);
+  CHECK(r0.at("work_s").get<double>() == Approx(1e-3));
+  CHECK(r0.at("device_s").is_null());
+  CHECK(r0.at("path_s").get<double>() == Approx(10e-6));
+  CHECK(r0.at("wait_s").get<double>() == Approx(2e-3));
+  CHECK(r0.at("step_s").get<double>() == Approx(3.01e-3));
+  CHECK(s.at("straggler").at("rank") == 1);
+  const nlohmann::json& timeline = s.at("timeline");
+  REQUIRE(timeline.size() == 2);
+  CHECK(timeline[0].at("which") == "median step");
+  CHECK(timeline[0].at("step") == 1);  // the lower median of 3.01, 3.01, 4.01 ms
+  CHECK(timeline[1].at("which") == "slowest step");
+  CHECK(timeline[1].at("step") == 2);
+  CHECK(timeline[1].at("step_s").get<double>() == Approx(4.01e-3));
+  CHECK(timeline[1].at("ranks")[1].at("work_s").get<double>() == Approx(4e-3));
+  CHECK(timeline[1].at("ranks")[0].at("wait_s").get<double>() == Approx(3e-3));
+  // The CSV: a header, then one row per rank with the same medians.
+  const std::string path = dir.file("ranks.csv");
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  REQUIRE(out);
+  exportRankCsv(out, store, record.id);
+  std::fclose(out);
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] ==
+        "run,point,seq,key,backend,batch,ranks,status,rank,work_s,device_s,path_s,wait_s,step_s,"
+        "straggler");
+  const std::string run = std::to_string(record.id);
+  CHECK(lines[1].ends_with(",k,cpu,8,2,ok,0,0.001,,1e-05,0.002,0.00301,0"));
+  CHECK(lines[2].ends_with(",k,cpu,8,2,ok,1,0.003,,1e-05,0,0.00301,1"));
+  CHECK(lines[1].starts_with(run + ","));
+}
