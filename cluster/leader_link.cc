@@ -72,12 +72,14 @@ void LeaderLink::endThread() {
   (void)thread_.release();
 }
 
-void LeaderLink::onMpiThread(const std::string& what, std::function<void()> work) {
+void LeaderLink::onMpiThread(const std::string& what, std::function<void()> work,
+                             std::chrono::milliseconds bound) {
   if (timed_out_) throw UsageError(what + ": the node leaders' link timed out before");
+  if (bound.count() == 0) bound = timeout_;
   std::future<void> done = thread_->post(std::move(work));
-  if (done.wait_for(timeout_) != std::future_status::ready) {
+  if (done.wait_for(bound) != std::future_status::ready) {
     timed_out_ = true;
-    throw Timeout(str(what, ": not done within ", timeout_.count(), " ms on node ", layout_.node,
+    throw Timeout(str(what, ": not done within ", bound.count(), " ms on node ", layout_.node,
                       " of ", layout_.nodes, " (a node's leader late, stopped or gone)"));
   }
   done.get();
@@ -86,7 +88,8 @@ void LeaderLink::onMpiThread(const std::string& what, std::function<void()> work
 LeaderLink::LeaderLink(const NodeLayout& layout, std::chrono::milliseconds timeout)
     : layout_(layout), timeout_(timeout), thread_(std::make_unique<Thread>()) {
   try {
-    onMpiThread("starting MPI", [layout] { detail::startMpi(layout); });
+    onMpiThread(
+        "starting MPI", [layout] { detail::startMpi(layout); }, std::max(timeout_, kStartBound));
   } catch (...) {
     endThread();
     throw;

@@ -31,7 +31,9 @@ class LeaderLink {
   // Starts the MPI thread, initialises MPI there and checks the launch against `layout`: MPI's
   // world must hold layout.nodes processes and this one must be node layout.node, else
   // InvalidArgument naming both and what to change; an MPI library without MPI_THREAD_FUNNELED
-  // is refused naming what it gives. `timeout` bounds every operation, this one included.
+  // is refused naming what it gives. `timeout` bounds every operation; starting MPI, which on a
+  // loaded host takes longer than a short operation's deadline, at least kStartBound.
+  static constexpr std::chrono::milliseconds kStartBound{std::chrono::seconds(60)};
   LeaderLink(const NodeLayout& layout, std::chrono::milliseconds timeout);
   ~LeaderLink();  // MPI_Finalize on the MPI thread, which then ends (not after a timeout)
   LeaderLink(const LeaderLink&) = delete;
@@ -58,7 +60,9 @@ class LeaderLink {
   // Runs `work`, which may call MPI, on the MPI thread and waits for it until the deadline
   // (Timeout naming `what`); an exception `work` throws is rethrown here. Every other method
   // goes through it; no other thread may call MPI.
-  void onMpiThread(const std::string& what, std::function<void()> work);
+  // `bound`: how long to wait (0: the link's timeout).
+  void onMpiThread(const std::string& what, std::function<void()> work,
+                   std::chrono::milliseconds bound = std::chrono::milliseconds(0));
 
  private:
   // Joins the MPI thread, or after a timeout leaves it (and its state) to the process's end.
