@@ -75,12 +75,12 @@ void LeaderCommunicator::gather(const Bytes& part, const Bytes& all,
       waiter);
 }
 
-LeaderCommunicator::Staging LeaderCommunicator::staging(size_t bytes) {
+LeaderCommunicator::Staging LeaderCommunicator::staging(Staging& slot, size_t bytes) {
   // Held by a job that outlived its caller (the bridge may still be inside MPI with it): a new
   // one, so that buffer is never handed out again.
-  if (!staging_ || staging_.use_count() > 1) staging_ = std::make_shared<std::vector<std::byte>>();
-  staging_->resize(bytes);
-  return staging_;
+  if (!slot || slot.use_count() > 1) slot = std::make_shared<std::vector<std::byte>>();
+  slot->resize(bytes);
+  return slot;
 }
 
 void LeaderCommunicator::run(const char* what, std::function<void()> work, Waiter& waiter) {
@@ -92,7 +92,7 @@ void LeaderCommunicator::runPipelined(const char* what, const void* in, void* ou
                                       std::function<void(std::byte* data, size_t bytes)> chunk_work,
                                       Waiter& waiter) {
   const auto pipe =
-      std::make_shared<ChunkPipeline>(staging(bytes), bytes, kChunkBytes / elem * elem);
+      std::make_shared<ChunkPipeline>(staging(staging_, bytes), bytes, kChunkBytes / elem * elem);
   const auto* from = static_cast<const std::byte*>(in);
   auto* to = static_cast<std::byte*>(out);
   pipe->step(from, to);  // the first chunk in before the job starts
@@ -150,41 +150,26 @@ void LeaderCommunicator::doBroadcast(const BroadcastArgs& args, Waiter& waiter) 
       waiter);
 }
 
+void LeaderCommunicator::gatherThrough(const void* send, void* recv,
+                                       const std::vector<size_t>& counts, DType dtype, int root,
+                                       Waiter& waiter) {
+  const std::vector<size_t> node_bytes = bytesPerNode(counts, dtype);
+  const size_t mine = node_bytes[static_cast<size_t>(node_)];
+  Staging part = staging(staging_, mine);
+  std::memcpy(part->data(), send, mine);
+  Staging all = staging(gathered_, total(node_bytes));
+  gather(part, all, node_bytes, root, waiter);
+  if (root < 0 || root == node_) std::memcpy(recv, all->data(), all->size());
+}
+
 void LeaderCommunicator::doGather(const GatherArgs& args, const std::vector<size_t>&,
                                   Waiter& waiter) {
-  std::vector<size_t> node_bytes = bytesPerNode(args.counts, args.dtype);
-  const size_t mine = node_bytes[static_cast<size_t>(node_)];
-  const size_t all = total(node_bytes);
-  // One buffer: this node's part, then (at the root) every node's.
-  Staging buffer = staging(mine + (node_ == args.root ? all : 0));
-  std::memcpy(buffer->data(), args.send, mine);
-  const int root = args.root, node = node_;
-  run(
-      "gather across nodes",
-      [buffer, node_bytes = std::move(node_bytes), mine, root, node] {
-        std::byte* recv = node == root ? buffer->data() + mine : nullptr;
-        detail::gatherBytes(buffer->data(), recv, node_bytes, root, node, "gather across nodes");
-      },
-      waiter);
-  if (node_ == args.root) std::memcpy(args.recv, buffer->data() + mine, all);
+  gatherThrough(args.send, args.recv, args.counts, args.dtype, args.root, waiter);
 }
 
 void LeaderCommunicator::doAllGather(const AllGatherArgs& args, const std::vector<size_t>&,
                                      Waiter& waiter) {
-  std::vector<size_t> node_bytes = bytesPerNode(args.counts, args.dtype);
-  const size_t mine = node_bytes[static_cast<size_t>(node_)];
-  const size_t all = total(node_bytes);
-  Staging buffer = staging(mine + all);
-  std::memcpy(buffer->data(), args.send, mine);
-  const int node = node_;
-  run(
-      "all_gather across nodes",
-      [buffer, node_bytes = std::move(node_bytes), mine, node] {
-        detail::allGatherBytes(buffer->data(), buffer->data() + mine, node_bytes, node,
-                               "all_gather across nodes");
-      },
-      waiter);
-  std::memcpy(args.recv, buffer->data() + mine, all);
+  gatherThrough(args.send, args.recv, args.counts, args.dtype, -1, waiter);
 }
 
 }  // namespace synk::cluster

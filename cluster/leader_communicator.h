@@ -51,14 +51,18 @@ class LeaderCommunicator final : public Communicator, public NodeLeaders {
 
  private:
   using Staging = std::shared_ptr<std::vector<std::byte>>;
-  // A staging buffer of `bytes`, reused unless a job still holds it.
-  Staging staging(size_t bytes);
+  // `slot`'s staging buffer sized to `bytes`, reused unless a job still holds it.
+  static Staging staging(Staging& slot, size_t bytes);
   void run(const char* what, std::function<void()> work, Waiter& waiter);
   // `in` (bytes; nullptr: this node has nothing to give) through a staging buffer, chunk by
   // chunk, each chunk's bytes through `chunk_work` on the MPI thread, into `out` (nullptr: this
   // node keeps nothing), chunk_pipeline.h.
   void runPipelined(const char* what, const void* in, void* out, size_t bytes, size_t elem,
                     std::function<void(std::byte* data, size_t bytes)> chunk_work, Waiter& waiter);
+  // Each node's `send` (counts[node] elements) gathered in node order into `recv` at node `root`,
+  // or at every node where root < 0 (an all-gather).
+  void gatherThrough(const void* send, void* recv, const std::vector<size_t>& counts, DType dtype,
+                     int root, Waiter& waiter);
   // `send` (count elements) all-reduced in node order into `recv` (nullptr: kept nowhere).
   void reducePipelined(const char* what, const void* send, void* recv, size_t count, DType dtype,
                        ReduceOp op, Waiter& waiter);
@@ -67,6 +71,7 @@ class LeaderCommunicator final : public Communicator, public NodeLeaders {
   int nodes_;
   int node_;
   Staging staging_;
+  Staging gathered_;  // what a gather brings in
 };
 
 }  // namespace synk::cluster

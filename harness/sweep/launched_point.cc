@@ -116,8 +116,9 @@ LaunchedRepetition runLaunchedRepetition(const Experiment& e, const Point& point
   args.repetition = repetition;
   args.plugin = plugin;
   args.outcome = name + ".report";
+  const LaunchLine launch = LaunchLine::parse(e.launch);
   SpawnRequest request;
-  request.argv = LaunchLine::parse(e.launch).expand(point.nodes, point.ranks_per_node);
+  request.argv = launch.expand(point.nodes, point.ranks_per_node);
   request.argv.push_back(selfExecutable());
   request.argv.push_back("node-point");
   for (std::string& a : args.toArgs())
@@ -144,8 +145,7 @@ LaunchedRepetition runLaunchedRepetition(const Experiment& e, const Point& point
   endLeftovers(result.nodes, args.outcome);
   result.hosts = hostsOf(result.nodes, point.nodes);
   result.stopped = launcher.killed;
-  const std::string program = LaunchLine::parse(e.launch).program();
-  const std::string ended = "the launcher (" + program + ") " + launcher.describe();
+  const std::string ended = "the launcher (" + launch.program() + ") " + launcher.describe();
   const bool report = std::filesystem::exists(args.outcome);
   if (report) {
     try {
