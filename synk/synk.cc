@@ -102,7 +102,7 @@ NodeSpan spanNodes(const ForkOptions& options, const BackendRegistry& registry,
               " launcher processes are on this one: unset "
               "SYNK_SIMULATE_NODES on a cluster (one launcher per node)"));
     }
-    span.first_device = layout.node * layout.ranks_per_node;  // every node is on this host
+    span.first_device = (layout.node % nodes_on_host) * layout.ranks_per_node;
     // NCCL tells nodes apart by a host hash: one per simulated node makes it take its path
     // between nodes (the network transport) as on separate machines. Set before anything
     // forks or starts a thread (fork() runs only before threads); a user's own value is kept,
