@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "synk/cluster/launcher_watch.h"
 #include "synk/cluster/mpi_world.h"
 #include "synk/core/barrier.h"
 #include "synk/core/error.h"
@@ -112,6 +113,8 @@ struct NodeBridge::Thread {
   MPI_Request abort_request = MPI_REQUEST_NULL;
   AbortNote incoming{};
   AbortNote outgoing{};
+  // Sees another node's launcher die (launcher_watch.h); null when the watch is off.
+  std::unique_ptr<LauncherWatch> watch;
   // This node's packets, by epoch parity: a buffer is reused two barriers later, when every node
   // has received what it held (each sent its next packet only after that).
   std::vector<std::byte> out[2];
@@ -165,6 +168,7 @@ void NodeBridge::Thread::main() {
     checkMpi(MPI_Irecv(&incoming, sizeof incoming, MPI_BYTE, MPI_ANY_SOURCE, kAbortTag, comm,
                        &abort_request),
              "MPI_Irecv (aborts)");
+    watch = LauncherWatch::start(cb, layout, comm);
     calibrate();
   } catch (...) {
     exited.store(true, std::memory_order_release);
@@ -528,6 +532,7 @@ void NodeBridge::end() {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!thread_->exited.load(std::memory_order_acquire)) {
       final_barriers_ = thread_->bridged.load(std::memory_order_relaxed);
+      if (thread_->watch) thread_->watch->leave();
       thread_->thread.detach();
       (void)thread_.release();
       return;
@@ -535,6 +540,8 @@ void NodeBridge::end() {
   }
   thread_->thread.join();
   final_barriers_ = thread_->bridged.load(std::memory_order_relaxed);
+  // This node is done: its peers may now see its launcher end (launcher_watch.h).
+  if (thread_->watch) thread_->watch->leave();
 }
 
 void NodeBridge::stop() {

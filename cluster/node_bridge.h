@@ -16,6 +16,8 @@
 // An abort travels too: when this node's session is aborted (a rank timed out, died, failed, or
 // the session closed) the bridge sends the reason, the rank and the message to every other
 // node, whose bridge aborts its own session with them, so every rank everywhere stops waiting.
+// A launcher that dies sends nothing: the bridge starts the launcher watch (launcher_watch.h),
+// whose connections say so at once, and ends it (leave) when its node is done.
 //
 // Only the bridge's thread calls MPI (it initialises it, after the node's ranks forked: Open
 // MPI's advice on fork). It polls: MPI makes progress only when called. It spins `spin`, then

@@ -28,3 +28,15 @@ await_node_memory_gone() {
     read -rt 0.1 <> <(:) || true
   done
 }
+
+# Until every pid given has ended (a node's rank dies with its launcher at once; its shared-memory
+# watcher after removing the node's segments): at most 10 s. Prints the pids still alive.
+await_gone() {
+  for _ in $(seq 100); do
+    local alive=""
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive="$alive $pid"; done
+    [[ -z $alive ]] && return
+    read -rt 0.1 <> <(:) || true
+  done
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done
+}

@@ -20,6 +20,12 @@
 //       ..." lines, floats in hex; the large ones as digests)
 //   session_nodes_check models-local N [MASTER_RANK]   the same on one machine, N ranks, no
 //       launcher: the test script compares the two outputs line for line
+//   session_nodes_check kill-launcher RANKS_PER_NODE   the same, node 1's launcher killed: the
+//       launcher watch (cluster/launcher_watch.h) raises PeerFailure naming it at once (the step
+//       deadline is a minute); with SYNK_LAUNCHER_WATCH=0 the step's 2 s deadline raises Timeout
+//       naming node 1's ranks
+//   session_nodes_check kill-master RANKS_PER_NODE   the master steps until the script kills it
+//       (node 0's launcher): the other nodes must end on their own
 // SYNK_CHECK_BACKEND=cuda runs the session on the cuda backend (session_nodes_cuda_test.sh: the
 // simulated nodes split the host's GPUs); then `ok` also checks that host-staged collectives,
 // which do not cross nodes, are refused by name.
@@ -287,7 +293,9 @@ int main(int argc, char** argv) {
   options.backend = backend != nullptr ? backend : "cpu";
   // Generous where nothing is meant to be late: a CI host running other tests beside this one
   // slows every spinning rank and bridge of these oversubscribed simulated nodes.
-  options.timeout = std::chrono::seconds(scenario == "kill-launcher" ? 2 : 60);
+  const char* watch = std::getenv("SYNK_LAUNCHER_WATCH");
+  const bool watched = watch == nullptr || std::string(watch) != "0";
+  options.timeout = std::chrono::seconds(scenario == "kill-launcher" && !watched ? 2 : 60);
   if (argc == 4) options.master_rank = std::atoi(argv[3]);
   if (scenario == "models-local") {
     options.n_parallel = std::atoi(argv[2]);
@@ -361,8 +369,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (scenario == "kill") return stepUntil<PeerFailure>(session, "PeerFailure");
-    // Node 1's launcher killed: nothing of node 1 says so; the step deadline does.
+    // Node 1's launcher killed: the launcher watch says so; without it, the step deadline.
+    if (scenario == "kill-launcher" && watched)
+      return stepUntil<PeerFailure>(session, "PeerFailure");
     if (scenario == "kill-launcher") return stepUntil<Timeout>(session, "Timeout");
+    if (scenario == "kill-master") return stepUntil<Error>(session, "Error");
     std::fprintf(stderr, "session_nodes_check: unknown scenario '%s'\n", scenario.c_str());
     return 2;
   } catch (const std::exception& e) {

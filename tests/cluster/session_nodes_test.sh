@@ -15,9 +15,14 @@
 #    nodes: session_nodes_cuda_test.sh, on GPUs);
 #  - 2 x 2: a rank of node 1 killed (SIGKILL) while the master steps: the master raises
 #    PeerFailure naming rank 3 and how it ended, within seconds; every process ends;
-#  - 2 x 2: node 1's launcher killed: the master's 2 s deadline names ranks 2 and 3 (under
-#    mpirun's orte_enable_recovery, which keeps the master alive), node 1's other rank dies with
-#    its launcher and its watcher removes its shared memory.
+#  - 2 x 2: node 1's launcher killed (under mpirun's orte_enable_recovery, which keeps the
+#    master alive): the launcher watch (cluster/launcher_watch.h) raises PeerFailure naming node
+#    1's launcher and ranks 2-3 at once (the step deadline is a minute); with
+#    SYNK_LAUNCHER_WATCH=0 the master's 2 s deadline names ranks 2 and 3 and node 1, late whole.
+#    Either way node 1's other rank dies with its launcher and its watcher removes its memory;
+#  - 2 x 2: the master's process (node 0's launcher) killed: node 1's launcher and ranks end on
+#    their own within seconds (without the watch they would wait for the master for good), and
+#    node 1's shared memory is removed.
 # Skips (77) where mpirun is missing.
 set -u
 check=$1
@@ -106,31 +111,65 @@ grep -q "^master: PeerFailure: rank 3 (pid $victim) was killed by signal 9 (SIGK
 kill -0 "$leader" 2>/dev/null && { echo "FAIL: node 1's launcher outlived the job"; exit 1; }
 [[ -z $(left_behind) ]] || { echo "FAIL: after the kill, shared memory left: $(left_behind)"; exit 1; }
 
-# Node 1's launcher itself killed (2 x 2: rank 2, whose child rank 3 dies with it): nothing of node
-# 1 is left to say so, so the master's step deadline (2 s in this scenario) names node 1's ranks
-# and node 1, late whole;
-# mpirun must keep the master alive to report (orte_enable_recovery); node 1's watcher removes
-# its shared memory.
-start=$SECONDS
+# Node 1's launcher itself killed (2 x 2: rank 2, whose child rank 3 dies with it); mpirun must keep
+# the master alive to report (orte_enable_recovery). With the launcher watch the master names
+# node 1's launcher at once; without (SYNK_LAUNCHER_WATCH=0) nothing of node 1 is left to say so,
+# and the master's step deadline (2 s in that scenario) names node 1's ranks and node 1, late
+# whole. Node 1's watcher removes its shared memory.
+kill_launcher() {  # $1: SYNK_LAUNCHER_WATCH, $2: the master's line that must come
+  start=$SECONDS
+  rm -f "$work"/node-*.pid "$work/out"
+  SYNK_LAUNCHER_WATCH=$1 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 \
+    -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR -x SYNK_LAUNCHER_WATCH \
+    --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
+    --mca orte_abort_on_non_zero_status 0 "$check" kill-launcher 2 > "$work/out" 2>&1 &
+  job=$!
+  await_ready "kill-launcher (watch $1)"
+  leader=$(cat "$work/node-1.pid")
+  children=$(pgrep -P "$leader")
+  kill -KILL "$leader"
+  wait $job
+  took=$((SECONDS - start))
+  out=$(cat "$work/out")
+  grep -qE "$2" <<< "$out" \
+    || { echo "FAIL: kill-launcher (watch $1): the master did not say what it should:"; echo "$out"; exit 1; }
+  (( took < 30 )) || { echo "FAIL: kill-launcher (watch $1) took $took s"; echo "$out"; exit 1; }
+  alive=$(await_gone $children)
+  [[ -z $alive ]] || { echo "FAIL: node 1's process(es) $alive outlived its launcher"; exit 1; }
+  await_node_memory_gone  # node 1's watcher removes its segments once its launcher is gone
+  [[ -z $(left_behind) ]] || { echo "FAIL: node 1's shared memory left: $(left_behind)"; exit 1; }
+}
+# The step deadline is a minute here: only the watch can end it within 30 s.
+kill_launcher 1 "^master: PeerFailure: node 1's launcher process \(pid [0-9]+ on .*\) ended without leaving the session \(killed, or it crashed\): its ranks 2-3 ended with it"
+took_watched=$took
+# Whichever of node 0's ranks (0, 1) reaches its deadline first names node 1's.
+kill_launcher 0 "^master: Timeout: rank [01] timed out at .*: rank\(s\) 2, 3 did not arrive before the deadline; on node\(s\) 1 \(all its ranks\) of 2: a node late whole may have lost its launcher process"
+
+# The master's process killed: node 1 (its launcher and rank 3) must end on its own.
 rm -f "$work"/node-*.pid "$work/out"
 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 \
   -x SYNK_CHECK_PID_DIR --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
-  --mca orte_abort_on_non_zero_status 0 "$check" kill-launcher 2 > "$work/out" 2>&1 &
+  --mca orte_abort_on_non_zero_status 0 "$check" kill-master 2 > "$work/out" 2>&1 &
 job=$!
-await_ready "kill-launcher"
+await_ready "kill-master"
 leader=$(cat "$work/node-1.pid")
 children=$(pgrep -P "$leader")
-kill -KILL "$leader"
-wait $job
-took=$((SECONDS - start))
-out=$(cat "$work/out")
-# Whichever of node 0's ranks (0, 1) reaches its deadline first names node 1's.
-grep -qE "^master: Timeout: rank [01] timed out at .*: rank\(s\) 2, 3 did not arrive before the deadline; on node\(s\) 1 \(all its ranks\) of 2: a node late whole may have lost its launcher process" \
-  <<< "$out" || { echo "FAIL: the master did not name node 1's ranks:"; echo "$out"; exit 1; }
-(( took < 30 )) || { echo "FAIL: kill-launcher took $took s"; echo "$out"; exit 1; }
-for child in $children; do
-  kill -0 "$child" 2>/dev/null && { echo "FAIL: node 1's process $child outlived its launcher"; exit 1; }
+start=$SECONDS
+kill -KILL "$(cat "$work/node-0.pid")"
+for _ in $(seq 300); do  # at most 30 s; a node left waiting for the master never ends
+  kill -0 "$leader" 2>/dev/null || break
+  read -rt 0.1 <> <(:) || true
 done
-await_node_memory_gone  # node 1's watcher removes its segments once its launcher is gone
-[[ -z $(left_behind) ]] || { echo "FAIL: node 1's shared memory left: $(left_behind)"; exit 1; }
-echo "PASS (kill-launcher took ${took} s)"
+took_master=$((SECONDS - start))
+if kill -0 "$leader" 2>/dev/null; then
+  kill -KILL "$leader" $children 2>/dev/null
+  wait $job
+  echo "FAIL: kill-master: node 1's launcher still runs after $took_master s"; cat "$work/out"; exit 1
+fi
+wait $job
+alive=$(await_gone $children)
+[[ -z $alive ]] || { echo "FAIL: kill-master: node 1's process(es) $alive outlived it"; exit 1; }
+await_node_memory_gone
+# Node 0's own segments: its watcher removes them once the master is gone (the same wait).
+[[ -z $(left_behind) ]] || { echo "FAIL: kill-master: shared memory left: $(left_behind)"; exit 1; }
+echo "PASS (kill-launcher took ${took_watched} s with the watch, ${took} s without; kill-master ${took_master} s)"
