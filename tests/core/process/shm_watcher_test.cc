@@ -114,12 +114,18 @@ TEST_CASE("a session whose watcher was killed still closes (no SIGPIPE ends the 
           "[core]") {
   Session session = test::forkForTest(2);
   Data keep = session.data(Array(DType::Float32, {1024}));
+  // The watcher names itself after its fork, so its name may not be there yet: looked for until
+  // it is (bounded).
   pid_t watcher = 0;
-  std::ifstream children(str("/proc/self/task/", getpid(), "/children"));
-  for (pid_t child = 0; children >> child;) {
-    std::ifstream comm(str("/proc/", child, "/comm"));
-    std::string name;
-    if (comm >> name && name == "synk-watcher") watcher = child;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (watcher == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::ifstream children(str("/proc/self/task/", getpid(), "/children"));
+    for (pid_t child = 0; children >> child;) {
+      std::ifstream comm(str("/proc/", child, "/comm"));
+      std::string name;
+      if (comm >> name && name == "synk-watcher") watcher = child;
+    }
+    if (watcher == 0) std::this_thread::yield();
   }
   REQUIRE(watcher > 0);
   REQUIRE(kill(watcher, SIGKILL) == 0);
