@@ -4,7 +4,8 @@
 
 namespace synk::detail {
 
-std::byte* DataStore::receiveBlob(const BlobRef& ref) {
+std::byte* DataStore::receiveBlob(const BlobRef& ref, bool whole) {
+  constexpr const char* kWhat = "Data copied from the master's node";
   Shipped& copy = shipped_[ref.id];
   if (!copy.segment || copy.generation != ref.generation) {
     if (copy.segment) {
@@ -12,14 +13,26 @@ std::byte* DataStore::receiveBlob(const BlobRef& ref) {
       copy.segment = ShmSegment();
     }
     blobs_->release(ref.id);  // a mapping of the older generation
-    copy.segment =
-        ShmSegment::create(blobName(prefix_, ref.id, ref.generation),
-                           std::max<uint64_t>(ref.bytes, 1), "Data copied from the master's node");
+    const std::string name = blobName(prefix_, ref.id, ref.generation);
+    const size_t bytes = std::max<uint64_t>(ref.bytes, 1);
+    copy.segment = whole ? ShmSegment::create(name, bytes, kWhat)
+                         : ShmSegment::createSparse(name, bytes, kWhat);
     copy.generation = ref.generation;
+    copy.reserved = whole;
+  } else if (whole && !copy.reserved) {
+    copy.segment.reserve(0, copy.segment.size(), kWhat);  // rows before, the whole now
+    copy.reserved = true;
   }
   SYNK_CHECK(copy.segment.size() >= ref.bytes, "blob ", ref.id, " of ", ref.bytes,
              " bytes in a segment of ", copy.segment.size());
   return static_cast<std::byte*>(copy.segment.data());
+}
+
+void DataStore::reserveRows(uint64_t id, size_t offset, size_t bytes) {
+  const auto it = shipped_.find(id);
+  SYNK_CHECK(it != shipped_.end(), "no copy of blob ", id, " to reserve rows in");
+  if (!it->second.reserved)
+    it->second.segment.reserve(offset, bytes, "rows of a Data copied from the master's node");
 }
 
 void DataStore::forgetShipped(uint64_t id) {

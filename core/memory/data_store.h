@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "synk/core/memory/blob.h"
+#include "synk/core/memory/row_set.h"
 #include "synk/core/shm_segment.h"
 
 namespace synk::detail {
@@ -30,8 +31,16 @@ class DataStore {
   }
   // A rank on a node without the master (core/step/ship_data.h): the segment in this node's
   // shared memory that holds the master's blob `ref`, named as the master names it, made (an
-  // older generation's removed) when `ref`'s generation is new here.
-  std::byte* receiveBlob(const BlobRef& ref);
+  // older generation's removed) when `ref`'s generation is new here. `whole`: all of it is
+  // written next, so all its pages are reserved; else only some rows: reserveRows() each first.
+  std::byte* receiveBlob(const BlobRef& ref, bool whole = true);
+  // Reserves bytes [offset, offset + bytes) of this node's copy of blob `id` before they are
+  // written (receiveBlob(ref, false) made it).
+  void reserveRows(uint64_t id, size_t offset, size_t bytes);
+  // Master: the rows each entry of the coming ship-data step's ShipRequest::rows sends (known on
+  // the master only; step/ship_data.h).
+  void setRowsToShip(std::vector<RowSet> rows) { rows_to_ship_ = std::move(rows); }
+  const std::vector<RowSet>& rowsToShip() const { return rows_to_ship_; }
   // The master released blob `id`: this node's copy goes too.
   void forgetShipped(uint64_t id);
   BlobCache& blobs() { return *blobs_; }
@@ -47,11 +56,13 @@ class DataStore {
  private:
   uint64_t next_blob_id_ = 1;
   std::vector<uint64_t> pending_releases_;
+  std::vector<RowSet> rows_to_ship_;
   std::string prefix_;
   std::unique_ptr<BlobCache> blobs_;
   struct Shipped {
     uint64_t generation = 0;
     ShmSegment segment;
+    bool reserved = false;  // every page (else only the rows written so far)
   };
   std::unordered_map<uint64_t, Shipped> shipped_;  // by blob id: this node's copies
 };

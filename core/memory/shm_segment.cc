@@ -104,6 +104,33 @@ void ShmSegment::unmap() {
 }
 
 ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::string& what) {
+  return make(name, bytes, what, true);
+}
+
+ShmSegment ShmSegment::createSparse(const std::string& name, size_t bytes,
+                                    const std::string& what) {
+  return make(name, bytes, what, false);
+}
+
+void ShmSegment::reserve(size_t offset, size_t bytes, const std::string& what) const {
+  SYNK_CHECK(offset + bytes <= size_, "reserving bytes ", offset, "-", offset + bytes,
+             " of segment ", name_, " of ", size_);
+  if (bytes == 0) return;
+  try {
+    bip::shared_memory_object shm(bip::open_only, name_.c_str(), bip::read_write);
+    const int fd = shm.get_mapping_handle().handle;
+    if (int err = posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+        err != 0) {
+      if (err == ENOSPC) throwNoSpace(what, bytes, err);
+      throw SystemError(str("reserving shared memory '", name_, "' for ", what), err);
+    }
+  } catch (const bip::interprocess_exception& e) {
+    throw SystemError(str("opening shared memory '", name_, "' for ", what), e.get_native_error());
+  }
+}
+
+ShmSegment ShmSegment::make(const std::string& name, size_t bytes, const std::string& what,
+                            bool reserved) {
   SYNK_CHECK(bytes > 0, "segment ", name, " of 0 bytes");
   bip::permissions owner_only(0600);
   std::unique_ptr<bip::shared_memory_object> shm;
@@ -122,7 +149,7 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes, const std::
   }
   const int fd = shm->get_mapping_handle().handle;
   // ftruncate does not reserve tmpfs pages; a full /dev/shm would SIGBUS at first touch.
-  if (int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
+  if (int err = reserved ? posix_fallocate(fd, 0, static_cast<off_t>(bytes)) : 0; err != 0) {
     bip::shared_memory_object::remove(name.c_str());
     if (err == ENOSPC) throwNoSpace(what, bytes, err);
     throw SystemError(str("reserving shared memory '", name, "' for ", what), err);

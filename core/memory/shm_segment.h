@@ -31,6 +31,13 @@ class ShmSegment {
 
   // Creates and maps a new segment of `bytes` (> 0). `what` names its use in error messages.
   static ShmSegment create(const std::string& name, size_t bytes, const std::string& what);
+  // The same with no page reserved: a copy that may only ever hold part of what it could (a
+  // node's rows of a Data, core/step/ship_data.h) reserves what it writes with reserve() first.
+  // Unwritten pages read as zeros and take no memory.
+  static ShmSegment createSparse(const std::string& name, size_t bytes, const std::string& what);
+  // Reserves the pages of [offset, offset + bytes): a full /dev/shm is a clear error here instead
+  // of a SIGBUS at the first write.
+  void reserve(size_t offset, size_t bytes, const std::string& what) const;
   // Maps an existing segment; its size must be at least `bytes`.
   static ShmSegment open(const std::string& name, size_t bytes);
   // Unlinks a name; a missing name is not an error.
@@ -43,6 +50,8 @@ class ShmSegment {
 
  private:
   ShmSegment(std::string name, void* data, size_t size);
+  static ShmSegment make(const std::string& name, size_t bytes, const std::string& what,
+                         bool reserved);
   void unmap();
 
   std::string name_;

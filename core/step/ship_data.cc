@@ -1,10 +1,37 @@
 #include "synk/core/step/ship_data.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "synk/core/communicator.h"
 #include "synk/core/error.h"
+#include "synk/core/node_span.h"
 #include "synk/core/process_group.h"
 
 namespace synk::detail {
+namespace {
+
+// One message of a node's rows: this header, then (its own message) the ranges as row numbers and
+// the rows, one after the other.
+struct ChunkHeader {
+  uint64_t ranges;
+  uint64_t row_bytes;  // the rows' bytes after the ranges
+  uint64_t last;       // 1 on the entry's last chunk
+};
+
+NodeLeaders::Bytes bytesOf(size_t n) {
+  return std::make_shared<std::vector<std::byte>>(n);
+}
+
+NodeLeaders& leadersOf(Communicator& communicator) {
+  auto* leaders = dynamic_cast<NodeLeaders*>(&communicator);
+  if (leaders == nullptr) {
+    throw InternalError("ship data: the link's host communicator has no point-to-point sends");
+  }
+  return *leaders;
+}
+
+}  // namespace
 
 StepResult ShipDataHandler::run(ByteReader& payload, Waiter& waiter) {
   StepResult result;
@@ -42,7 +69,102 @@ StepResult ShipDataHandler::run(ByteReader& payload, Waiter& waiter) {
     args.root = 0;  // the leaders' communicator: rank = node, the master's is node 0
     leaders_->broadcast(args, waiter);
   }
+  for (size_t entry = 0; entry < request_.rows.size(); ++entry) {
+    if (rank_.isMaster()) {
+      sendRows(entry, result, waiter);
+    } else if (request_.rows[entry].node == rank_.group->span().node) {
+      receiveRows(request_.rows[entry], result, waiter);
+    }
+  }
   return result;
+}
+
+void ShipDataHandler::sendRows(size_t entry, StepResult& result, Waiter& waiter) {
+  const ShipRows& rows = request_.rows[entry];
+  NodeLeaders& leaders = leadersOf(*leaders_);
+  const std::byte* base = nullptr;
+  if (result.status.ok()) {
+    try {
+      base = store_.blobs().attach(rows.blob);
+    } catch (const std::exception& e) {
+      result.status = Status::fromException(e);
+    }
+  }
+  // Without the blob the receiver still gets a last, empty chunk: it waits for one.
+  const std::vector<RowRange> none;
+  const std::vector<RowRange>& ranges =
+      base != nullptr ? store_.rowsToShip().at(entry).ranges() : none;
+  const int64_t chunk_rows = std::max<int64_t>(
+      1, static_cast<int64_t>(kShipChunkBytes / std::max<uint64_t>(rows.row_bytes, 1)));
+  size_t next = 0;     // the range the next chunk starts in
+  int64_t offset = 0;  // rows of it already sent
+  do {
+    std::vector<RowRange> chunk;
+    int64_t taken = 0;
+    while (next < ranges.size() && taken < chunk_rows) {
+      const RowRange& r = ranges[next];
+      const int64_t n = std::min(r.size() - offset, chunk_rows - taken);
+      chunk.push_back({r.begin + offset, r.begin + offset + n});
+      taken += n;
+      offset += n;
+      if (offset == r.size()) {
+        ++next;
+        offset = 0;
+      }
+    }
+    const ChunkHeader header{chunk.size(), static_cast<uint64_t>(taken) * rows.row_bytes,
+                             next == ranges.size() ? 1u : 0u};
+    NodeLeaders::Bytes head = bytesOf(sizeof header);
+    std::memcpy(head->data(), &header, sizeof header);
+    leaders.send(head, rows.node, waiter);
+    NodeLeaders::Bytes body = bytesOf(chunk.size() * sizeof(RowRange) + header.row_bytes);
+    std::byte* at = body->data();
+    std::memcpy(at, chunk.data(), chunk.size() * sizeof(RowRange));
+    at += chunk.size() * sizeof(RowRange);
+    for (const RowRange& r : chunk) {
+      const size_t bytes = static_cast<size_t>(r.size()) * rows.row_bytes;
+      std::memcpy(at, base + static_cast<size_t>(r.begin) * rows.row_bytes, bytes);
+      at += bytes;
+    }
+    leaders.send(body, rows.node, waiter);
+  } while (next < ranges.size());
+}
+
+void ShipDataHandler::receiveRows(const ShipRows& rows, StepResult& result, Waiter& waiter) {
+  NodeLeaders& leaders = leadersOf(*leaders_);
+  std::byte* segment = nullptr;
+  if (result.status.ok()) {
+    try {
+      segment = store_.receiveBlob(rows.blob, /*whole=*/false);
+    } catch (const std::exception& e) {
+      result.status = Status::fromException(e);  // the chunks are still taken, and dropped
+    }
+  }
+  ChunkHeader header{};
+  do {
+    NodeLeaders::Bytes head = bytesOf(sizeof header);
+    leaders.receive(head, 0, waiter);
+    std::memcpy(&header, head->data(), sizeof header);
+    NodeLeaders::Bytes body = bytesOf(header.ranges * sizeof(RowRange) + header.row_bytes);
+    leaders.receive(body, 0, waiter);
+    if (segment == nullptr) continue;
+    std::vector<RowRange> chunk(header.ranges);
+    std::memcpy(chunk.data(), body->data(), chunk.size() * sizeof(RowRange));
+    const std::byte* at = body->data() + chunk.size() * sizeof(RowRange);
+    try {
+      for (const RowRange& r : chunk) {
+        const size_t bytes = static_cast<size_t>(r.size()) * rows.row_bytes;
+        SYNK_CHECK(static_cast<uint64_t>(r.end) * rows.row_bytes <= rows.blob.bytes, "rows ",
+                   r.begin, "-", r.end, " outside blob ", rows.blob.id);
+        store_.reserveRows(rows.blob.id, static_cast<size_t>(r.begin) * rows.row_bytes, bytes);
+        std::memcpy(segment + static_cast<size_t>(r.begin) * rows.row_bytes, at, bytes);
+        at += bytes;
+      }
+    } catch (const std::exception& e) {  // a full /dev/shm: the rest is still taken, and dropped
+      result.status = Status::fromException(e);
+      segment = nullptr;
+    }
+  } while (header.last == 0);
 }
 
 }  // namespace synk::detail

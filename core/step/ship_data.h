@@ -1,13 +1,21 @@
 #pragma once
 // Internal: ship data, the step that copies the master's Data blobs into the shared memory of the
 // other nodes of a session over several nodes (cluster/README.md), so that their ranks read a
-// call's inputs there as the master's node reads them in the master's. The master sends each
-// blob whole with the node leaders' broadcast (the link's host communicator); another node's
-// leader receives it into a segment of its own node named as the master names it (the same id and
+// call's inputs there as the master's node reads them in the master's. Another node's leader
+// receives into a segment of its own node named as the master names it (the same id and
 // generation under its node's prefix: BlobCache finds it, on each rank of that node), replacing
-// an older generation's; the other ranks take no part. The
-// master runs it before a step that reads a version of a Data no other node has yet
-// (DataMaster::shipAcrossNodes).
+// an older generation's; the other ranks take no part. Two ways:
+//  - whole blobs (`blobs`: what every rank reads whole, or a collective's sources): the node
+//    leaders' broadcast (the link's host communicator);
+//  - rows (`rows`: a call's scattered input, of which a node's ranks read only their shares): the
+//    master sends node k's leader alone the rows its ranks read and it lacks
+//    (NodeLeaders::send), in chunks of at most kShipChunkBytes, each the ranges (as row numbers)
+//    then their rows; the leader writes them at their offsets. A segment holds only the rows
+//    shipped to it (shared memory is allocated as written), so a node's memory and the bytes
+//    between nodes follow what its ranks read. The ranges, known on the master only
+//    (DataStore::rowsToShip), travel with the rows: the step's payload stays small.
+// The master runs it before a step that reads a version of a Data, or rows of one, that another
+// node lacks (DataMaster::shipAcrossNodes, shipCallInputs).
 #include <memory>
 #include <vector>
 
@@ -18,14 +26,30 @@
 
 namespace synk::detail {
 
-struct ShipRequest {
-  std::vector<BlobRef> blobs;
+// Rows of a blob one node's leader receives (the ranges come with them).
+struct ShipRows {
+  BlobRef blob;
+  int32_t node = 0;
+  uint64_t row_bytes = 0;
 
   template <typename Io, typename Self>
   static void fields(Io& io, Self& self) {
-    io(self.blobs);
+    io(self.blob, self.node, self.row_bytes);
   }
 };
+
+struct ShipRequest {
+  std::vector<BlobRef> blobs;  // whole, to every node
+  std::vector<ShipRows> rows;  // some rows, to one node each
+
+  template <typename Io, typename Self>
+  static void fields(Io& io, Self& self) {
+    io(self.blobs, self.rows);
+  }
+};
+
+// The most bytes of rows one message of the rows' shipping carries.
+constexpr size_t kShipChunkBytes = size_t{64} << 20;
 
 class ShipDataHandler final : public StepHandler {
  public:
@@ -33,6 +57,10 @@ class ShipDataHandler final : public StepHandler {
   StepResult run(ByteReader& payload, Waiter& waiter) override;
 
  private:
+  // The master's side of request_.rows[entry], and the receiving leader's.
+  void sendRows(size_t entry, StepResult& result, Waiter& waiter);
+  void receiveRows(const ShipRows& rows, StepResult& result, Waiter& waiter);
+
   const RankResources& rank_;
   DataStore& store_;
   ShipRequest request_;             // read into, reused

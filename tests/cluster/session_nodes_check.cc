@@ -24,6 +24,8 @@
 //       launcher watch (cluster/launcher_watch.h) raises PeerFailure naming it at once (the step
 //       deadline is a minute); with SYNK_LAUNCHER_WATCH=0 the step's 2 s deadline raises Timeout
 //       naming node 1's ranks
+//   session_nodes_check ship-rows 1   2 x 1: calls on a Data of 64 rows; node 1's copy holds
+//       only the rows its rank read (its segment's allocated bytes), results exact
 //   session_nodes_check kill-master RANKS_PER_NODE   the master steps until the script kills it
 //       (node 0's launcher): the other nodes must end on their own
 // SYNK_CHECK_BACKEND=cuda runs the session on the cuda backend (session_nodes_cuda_test.sh: the
@@ -32,6 +34,7 @@
 // Before fork() each launcher writes its pid to $SYNK_CHECK_PID_DIR/node-<launcher index>.pid
 // (the script finds a remote rank there: the node's ranks are its launcher's children).
 // The master prints "master: ..." lines; exit 0 when the scenario went as it should.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,8 +43,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "synk/core/error.h"
@@ -217,6 +223,18 @@ void runModels(Session& session) {
   CallOptions middle;
   middle.batch = Selection::range(rows_x, 2 * rows_x);
   printValue("x_plus_v after growing", plus({xs}, middle).at(0));
+  // Rows shipped only where read (core/step/ship_data.h): other rows, a node's share of which
+  // its copy lacks; then rows by index list over every node (some held there, some not, one
+  // repeated) — each read on every node.
+  CallOptions later;
+  later.batch = Selection::range(2 * rows_x, 3 * rows_x);
+  printValue("x_plus_v on later rows", plus({xs}, later).at(0));
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < rows_x; ++i)
+    picked.push_back(i == 1 ? 0 : (i * 7 + 3) % (3 * rows_x));
+  CallOptions listed;
+  listed.batch = Selection::indices(picked);
+  printValue("x_plus_v on listed rows", plus({xs}, listed).at(0));
   Variable v = model.variable("var_f64");
   std::vector<double> rows(static_cast<size_t>(n * 4));  // var_f64 holds 4 on each rank
   for (size_t i = 0; i < rows.size(); ++i)
@@ -249,6 +267,65 @@ void runModels(Session& session) {
   for (int step = 0; step < 3; ++step)
     printValue(str("mlp train_step ", step, " loss"), train({x, y}).at(0));
   printValue("mlp params", session.getValue(session.size() - 1, {mlp.variable("params")}).at(0));
+}
+
+// Allocated bytes and size of the largest Data segment of node `node` (simulated on this host:
+// its names carry its launcher's pid, from SYNK_CHECK_PID_DIR). Shared memory is allocated as
+// written, so the allocated bytes are the rows shipped there.
+std::pair<int64_t, int64_t> nodeDataSegment(int node) {
+  const char* dir = std::getenv("SYNK_CHECK_PID_DIR");
+  if (dir == nullptr) return {-1, -1};
+  std::string pid;
+  std::ifstream(std::string(dir) + "/node-" + std::to_string(node) + ".pid") >> pid;
+  std::pair<int64_t, int64_t> largest{-1, -1};
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    static const std::regex blob(".*b[0-9]+-g[0-9]+$");  // blobName(): a Data's blob
+    if (name.rfind("synk-", 0) != 0 || name.find("-" + pid + "-") == std::string::npos ||
+        !std::regex_match(name, blob)) {
+      continue;
+    }
+    struct stat st {};
+    if (stat(entry.path().c_str(), &st) != 0) continue;
+    if (st.st_size > largest.second)
+      largest = {static_cast<int64_t>(st.st_blocks) * 512, st.st_size};
+  }
+  return largest;
+}
+
+// 2 x 1: a Data of 64 rows of 16 KiB (int64), read by calls on every node; after each, how much
+// of it node 1 holds: only the rows its rank read (half, then three quarters), never the rest.
+int shipRows(Session& session) {
+  Model model = session.load(pluginPath("synk_testkit"));
+  Function total = session.function(model, "int_total");
+  const int64_t rows = 64, width = 2048;
+  std::vector<int64_t> values(static_cast<size_t>(rows * width));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<int64_t>(i % 1000) - 300;
+  Data d = session.data(Array::of<int64_t>({rows, width}, values));
+  auto expected = [&](int64_t begin, int64_t end) {
+    int64_t sum = 0;
+    for (int64_t i = begin * width; i < end * width; ++i)
+      sum += values[static_cast<size_t>(i)];
+    return sum;
+  };
+  const int64_t bytes = rows * width * 8;
+  int failures = 0;
+  auto check = [&](const char* what, const Array& got, int64_t want, double held_fraction) {
+    const auto [held, size] = nodeDataSegment(1);
+    const bool ok = got.flat(0) == static_cast<double>(want) && size >= bytes &&
+                    held == static_cast<int64_t>(held_fraction * static_cast<double>(bytes));
+    std::printf("master: %s %s: total %.0f (want %lld); node 1 holds %lld of %lld bytes\n",
+                ok ? "ok" : "FAIL", what, got.flat(0), static_cast<long long>(want),
+                static_cast<long long>(held), static_cast<long long>(size));
+    failures += ok ? 0 : 1;
+  };
+  check("every row", total({d}).at(0), expected(0, rows), 0.5);        // rank 1: rows 32-63
+  check("every row again", total({d}).at(0), expected(0, rows), 0.5);  // nothing new
+  CallOptions first_half;
+  first_half.batch = Selection::range(0, rows / 2);  // rank 1: rows 16-31, not there yet
+  check("rows 0-31", total({d}, first_half).at(0), expected(0, rows / 2), 0.75);
+  return failures == 0 ? 0 : 1;
 }
 
 // The master steps until the test script kills something of node 1 and the step raises Failure
@@ -367,6 +444,11 @@ int main(int argc, char** argv) {
       std::printf("master: barrier step %.2f us (median of 5 runs of 2000; min %.2f, max %.2f)\n",
                   runs[2], runs.front(), runs.back());
       return 0;
+    }
+    if (scenario == "ship-rows") {
+      const int code = shipRows(session);
+      session.close();
+      return code;
     }
     if (scenario == "kill") return stepUntil<PeerFailure>(session, "PeerFailure");
     // Node 1's launcher killed: the launcher watch says so; without it, the step deadline.

@@ -8,8 +8,11 @@
 #    model's calls (without inputs; on a scattered Data, rewritten, then grown) and every variable
 #    collective, op and dtype (also on values whose result depends on the order of the ranks),
 #    three steps of the mlp (all-reduces inside its calls), collectives larger than the leaders'
-#    4 MiB pipeline chunk (digests) print exactly what one machine's session of as many ranks
-#    prints;
+#    4 MiB pipeline chunk (digests), calls on other rows of a Data and on rows by index list
+#    (shipped to each node only as its ranks read them) print exactly what one machine's
+#    session of as many ranks prints;
+#  - 2 x 1: a Data read by calls on every node: node 1's copy holds only the rows its rank read
+#    (its segment's allocated bytes: half, then three quarters), the totals exact;
 #  - launchers bound to one CPU (taskset): each warns, naming `mpirun --bind-to none`;
 #  - ForkOptions::step_times over 2 nodes: refused by every launcher (the cuda backend over
 #    nodes: session_nodes_cuda_test.sh, on GPUs);
@@ -79,11 +82,19 @@ for shape in 2x1 3x1 2x2 3x2 2x2m1; do
           -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR "$check" models "$per_node" "$master" 2>&1) \
     || { echo "FAIL: models over $shape (master $master):"; echo "$out"; exit 1; }
   values=$(grep '^value: ' <<< "$out")
-  [[ $(wc -l <<< "$values") -ge 148 ]] || { echo "FAIL: $shape: too few values:"; echo "$out"; exit 1; }
+  [[ $(wc -l <<< "$values") -ge 150 ]] || { echo "FAIL: $shape: too few values:"; echo "$out"; exit 1; }
   [[ $values == "$(grep '^value: ' <<< "$local_out")" ]] \
     || { echo "FAIL: $shape (master $master) differs from one machine:"; diff <(grep '^value: ' <<< "$local_out") <(echo "$values"); exit 1; }
   [[ -z $(left_behind) ]] || { echo "FAIL: models: shared memory left: $(left_behind)"; exit 1; }
 done
+
+# Rows of a Data shipped only to the node whose ranks read them.
+rm -f "$work"/node-*.pid
+out=$(SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 \
+        -x SYNK_CHECK_PID_DIR "$check" ship-rows 1 2>&1) \
+  || { echo "FAIL: ship-rows:"; echo "$out"; exit 1; }
+[[ $(grep -c "^master: ok " <<< "$out") == 3 ]] || { echo "FAIL: ship-rows:"; echo "$out"; exit 1; }
+[[ -z $(left_behind) ]] || { echo "FAIL: ship-rows: shared memory left: $(left_behind)"; exit 1; }
 
 # A rank of node 1 (2 x 2: ranks 2 and 3; rank 3 is the only child of node 1's launcher) killed.
 # After the failure node 1's launcher ends on its own (MPI unfinished, exit 71): mpirun must not

@@ -208,7 +208,8 @@ std::vector<Array> CallMaster::callFunction(uint32_t id, const std::vector<Data>
   request.batch_s = options.batch_s;
   request.num_slices = options.num_slices;
   request.wanted = wantedOutputs(spec, options.output_subset);
-  core_.data().shipAcrossNodes(data);  // several nodes: their copies of the inputs first
+  // Several nodes: their copies of the inputs first (of scattered ones, the rows they read).
+  core_.data().shipCallInputs(data, request, b.broadcast);
   ByteWriter& payload = payload_;
   payload.clear();
   payload.write(request);

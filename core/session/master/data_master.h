@@ -11,6 +11,7 @@
 #include "synk/core/byte_io.h"
 #include "synk/core/memory/data_store.h"
 #include "synk/core/session.h"
+#include "synk/core/step/call_request.h"
 #include "synk/core/step/ship_data.h"
 
 namespace synk::detail {
@@ -36,6 +37,11 @@ class DataMaster {
   // yet into their shared memory. Writes through Data::view() do not change the version: after
   // them, setValue (or set) again, as for a device-resident Data.
   void shipAcrossNodes(const std::vector<const DataImpl*>& data);
+  // The same for a call's inputs (`data[i]` is request.inputs[i]'s, `broadcast[i]` its binding):
+  // an input the ranks read whole goes whole; of a scattered one each node gets only the rows its
+  // ranks' shares read (the call's batch split over the ranks), those it lacks at this version.
+  void shipCallInputs(const std::vector<const DataImpl*>& data, const CallRequest& request,
+                      const std::vector<uint8_t>& broadcast);
 
  private:
   SessionCore& core_;
@@ -43,8 +49,15 @@ class DataMaster {
   struct Shipped {
     uint64_t generation = 0;
     uint64_t version = 0;
+    bool whole = false;         // every node holds all of it
+    std::vector<RowSet> nodes;  // else: the rows each node holds (node 0's unused)
   };
+  // What the other nodes hold of `ref` at `version` (reset when either changed).
+  Shipped& heldOf(const BlobRef& ref, uint64_t version);
+  // Runs the ship-data step for request_ (and rows_, on the master only) when it lists anything.
+  void runShip();
   std::unordered_map<uint64_t, Shipped> shipped_;  // by blob id: what the other nodes hold
+  std::vector<RowSet> rows_;                       // per request_.rows entry
   ShipRequest request_;                            // reused
   ByteWriter payload_;                             // reused
 };
