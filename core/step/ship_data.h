@@ -5,9 +5,10 @@
 // receives into a segment of its own node named as the master names it (the same id and
 // generation under its node's prefix: BlobCache finds it, on each rank of that node), replacing
 // an older generation's; the other ranks take no part. Two ways:
-//  - whole blobs (`blobs`: what every rank reads whole, or a collective's sources): the node
-//    leaders' broadcast (the link's host communicator);
-//  - rows (`rows`: a call's scattered input, of which a node's ranks read only their shares): the
+//  - whole blobs (`blobs`: what every rank reads whole): the node leaders' broadcast (the link's
+//    host communicator);
+//  - rows (`rows`: a call's scattered input or a scatter's source, of which a node's ranks read
+//    only their shares; a set_value's source, which one rank reads): the
 //    master sends node k's leader alone the rows its ranks read and it lacks
 //    (NodeLeaders::send), in chunks of at most kShipChunkBytes, each the ranges (as row numbers)
 //    then their rows; the leader writes them at their offsets. A segment holds only the rows
@@ -15,7 +16,7 @@
 //    between nodes follow what its ranks read. The ranges, known on the master only
 //    (DataStore::rowsToShip), travel with the rows: the step's payload stays small.
 // The master runs it before a step that reads a version of a Data, or rows of one, that another
-// node lacks (DataMaster::shipAcrossNodes, shipCallInputs).
+// node lacks (DataMaster::shipCallInputs, shipSources).
 #include <memory>
 #include <vector>
 

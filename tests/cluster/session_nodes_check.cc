@@ -241,6 +241,11 @@ void runModels(Session& session) {
     rows[i] = static_cast<double>(i) * 1.5 + 0.1;
   session.scatter({v}, {session.data(Array::of<double>({n * 4}, rows))});
   printValue("var_f64 scattered from Data", session.gather({v}, 0).at(0));
+  // A set_value from a Data: only the last rank's node reads it (shipped there alone).
+  Data last_rows = session.data(Array::of<double>({4}, {2.5, -1.25, 3.0, 0.5}));
+  session.setValue(static_cast<int>(n - 1), {v}, std::vector<Data>{last_rows});
+  printValue("var_f64 set on the last rank from a Data",
+             session.getValue(static_cast<int>(n - 1), {v}).at(0));
   fill({});
   session.broadcast({v});
   printValue("var_f64 broadcast", session.gather({v}, 1).at(0));

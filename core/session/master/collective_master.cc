@@ -22,9 +22,10 @@ void checkNotMirrored(ModelMaster& models, const CollectiveRequest& request, con
   }
 }
 
-// Data sources of scatter / set_value: same dtype and ndim as the variable, batch in range.
-void addSources(SessionCore& core, CollectiveRequest& request, const std::vector<Data>& values,
-                const Selection& batch) {
+// Data sources of scatter / set_value: same dtype and ndim as the variable, batch in range. The
+// caller ships them across nodes once its checks passed (DataMaster::shipSources).
+std::vector<const DataImpl*> addSources(SessionCore& core, CollectiveRequest& request,
+                                        const std::vector<Data>& values, const Selection& batch) {
   if (values.size() != request.vars.size()) {
     throw InvalidArgument(str(kindName(request.kind), ": ", values.size(), " value(s) for ",
                               request.vars.size(), " variable(s)"));
@@ -48,7 +49,7 @@ void addSources(SessionCore& core, CollectiveRequest& request, const std::vector
     sources.push_back(&d);
   }
   request.batch = batch;
-  core.data().shipAcrossNodes(sources);  // several nodes: their copies, before the step reads them
+  return sources;
 }
 
 void checkRank(int size, int rank, const char* what) {
@@ -153,7 +154,7 @@ void CollectiveMaster::scatter(const std::vector<Variable>& vars, const std::vec
                                const Selection& batch) {
   CollectiveRequest& request = requestFor(CollectiveKind::Scatter, vars);
   checkNotMirrored(core_.models(), request, "scattering gives each rank different rows");
-  addSources(core_, request, values, batch);
+  const std::vector<const DataImpl*> sources = addSources(core_, request, values, batch);
   for (size_t k = 0; k < request.values.size(); ++k) {
     if (request.values[k].shape.empty()) {
       throw InvalidArgument(
@@ -162,6 +163,8 @@ void CollectiveMaster::scatter(const std::vector<Variable>& vars, const std::vec
               "': a scalar cannot be scattered"));
     }
   }
+  // Several nodes: each node's copy of the rows its ranks take, before the step reads them.
+  core_.data().shipSources(sources, batch, -1);
   runCollective(request);
 }
 
@@ -220,8 +223,9 @@ void CollectiveMaster::setValue(int rank, const std::vector<Variable>& vars,
   checkRank(core_.lifecycle().size(), rank, "set_value");
   CollectiveRequest& request = requestFor(CollectiveKind::SetValue, vars);
   checkNotMirrored(core_.models(), request, "setting one rank's copy breaks the mirror");
-  addSources(core_, request, values, batch);
+  const std::vector<const DataImpl*> sources = addSources(core_, request, values, batch);
   request.rank = rank;
+  core_.data().shipSources(sources, batch, rank);  // several nodes: to `rank`'s node alone
   runCollective(request);
 }
 

@@ -37,79 +37,99 @@ DataMaster::Shipped& DataMaster::heldOf(const BlobRef& ref, uint64_t version) {
   return held;
 }
 
-void DataMaster::shipAcrossNodes(const std::vector<const DataImpl*>& data) {
-  if (!core_.lifecycle().group().spansNodes()) return;
+void DataMaster::startShip() {
   request_.blobs.clear();
   request_.rows.clear();
   rows_.clear();
-  for (const DataImpl* d : data) {
-    const BlobRef ref = d->ref();
-    if (ref.bytes == 0) continue;  // no segment (empty or freed): nothing any rank reads
-    bool listed = false;           // a Data passed twice
-    for (const BlobRef& r : request_.blobs)
-      listed = listed || r.id == ref.id;
-    if (listed || heldOf(ref, d->version()).whole) continue;
-    request_.blobs.push_back(ref);
+}
+
+bool DataMaster::listedWhole(uint64_t id) const {
+  for (const BlobRef& r : request_.blobs)
+    if (r.id == id) return true;
+  return false;
+}
+
+void DataMaster::addWhole(const DataImpl& d) {
+  const BlobRef ref = d.ref();
+  if (ref.bytes == 0) return;  // no segment (empty or freed): nothing any rank reads
+  if (listedWhole(ref.id) || heldOf(ref, d.version()).whole) return;
+  request_.blobs.push_back(ref);
+}
+
+void DataMaster::addRows(const DataImpl& d, const Selection& batch, int64_t offset,
+                         const std::function<RowRange(int node)>& positions) {
+  const BlobRef ref = d.ref();
+  if (ref.bytes == 0 || listedWhole(ref.id)) return;  // also read whole: it goes whole
+  const Shipped& held = heldOf(ref, d.version());
+  if (held.whole) return;
+  const size_t row_bytes = rowBytes(d.shape(), d.dtype());
+  for (int node = 1; node < core_.lifecycle().group().span().nodes; ++node) {
+    const RowRange p = positions(node);
+    if (p.size() <= 0) continue;
+    RowSet needed;
+    if (batch.isContiguous()) {
+      needed.add({batch.rowAt(p.begin) - offset, batch.rowAt(p.end - 1) - offset + 1});
+    } else {
+      std::vector<int64_t> rows;
+      rows.reserve(static_cast<size_t>(p.size()));
+      for (int64_t k = p.begin; k < p.end; ++k)
+        rows.push_back(batch.rowAt(k) - offset);
+      needed = RowSet::of(std::move(rows));
+    }
+    const auto at = static_cast<size_t>(node);
+    RowSet missing = at < held.nodes.size() ? needed.minus(held.nodes[at]) : std::move(needed);
+    if (missing.empty()) continue;
+    request_.rows.push_back({ref, node, row_bytes});
+    rows_.push_back(std::move(missing));
   }
-  runShip();
+}
+
+std::function<RowRange(int)> DataMaster::sharesOfNodes(int64_t rows) {
+  const NodeSpan& span = core_.lifecycle().group().span();
+  const int n = core_.lifecycle().size();
+  // A node's ranks are consecutive: their shares are one run of the batch's positions.
+  return [rows, n, per_node = span.ranks_per_node](int node) {
+    const int first = node * per_node;
+    return RowRange{splitRows(rows, n, first).begin, splitRows(rows, n, first + per_node - 1).end};
+  };
 }
 
 void DataMaster::shipCallInputs(const std::vector<const DataImpl*>& data,
                                 const CallRequest& request, const std::vector<uint8_t>& broadcast) {
-  ProcessGroup& group = core_.lifecycle().group();
-  if (!group.spansNodes()) return;
-  request_.blobs.clear();
-  request_.rows.clear();
-  rows_.clear();
+  if (!core_.lifecycle().group().spansNodes()) return;
+  startShip();
   // Read whole: a broadcast input, and a device-resident one (each rank copies all of it once).
   auto whole = [&](size_t i) {
     return broadcast[i] != 0 || request.inputs[i].device_resident != 0 || request.batch_rows < 0;
   };
+  for (size_t i = 0; i < data.size(); ++i)
+    if (whole(i)) addWhole(*data[i]);
+  const auto shares = sharesOfNodes(request.batch_rows);
   for (size_t i = 0; i < data.size(); ++i) {
-    const BlobRef ref = data[i]->ref();
-    if (ref.bytes == 0 || !whole(i)) continue;
-    bool listed = false;
-    for (const BlobRef& r : request_.blobs)
-      listed = listed || r.id == ref.id;
-    if (listed || heldOf(ref, data[i]->version()).whole) continue;
-    request_.blobs.push_back(ref);
+    if (whole(i)) continue;
+    const int64_t offset = request.inputs[i].minibatch ? request.batch.first() : 0;
+    addRows(*data[i], request.batch, offset, shares);
   }
-  const NodeSpan& span = group.span();
-  const int n = core_.lifecycle().size();
-  for (size_t i = 0; i < data.size(); ++i) {
-    const BlobRef ref = data[i]->ref();
-    if (ref.bytes == 0 || whole(i)) continue;
-    bool sent_whole = false;  // the same Data is also an input read whole
-    for (const BlobRef& r : request_.blobs)
-      sent_whole = sent_whole || r.id == ref.id;
-    const Shipped& held = heldOf(ref, data[i]->version());
-    if (sent_whole || held.whole) continue;
-    const CallInput& in = request.inputs[i];
-    const size_t row_bytes = rowBytes(in.shape, in.dtype);
-    const int64_t offset = in.minibatch ? request.batch.first() : 0;
-    for (int node = 1; node < span.nodes; ++node) {
-      // The node's ranks are consecutive: their shares are one run of the batch's positions.
-      const int first = node * span.ranks_per_node;
-      const RowRange positions{
-          splitRows(request.batch_rows, n, first).begin,
-          splitRows(request.batch_rows, n, first + span.ranks_per_node - 1).end};
-      if (positions.size() <= 0) continue;
-      RowSet needed;
-      if (request.batch.isContiguous()) {
-        needed.add({request.batch.rowAt(positions.begin) - offset,
-                    request.batch.rowAt(positions.end - 1) - offset + 1});
-      } else {
-        std::vector<int64_t> rows;
-        rows.reserve(static_cast<size_t>(positions.size()));
-        for (int64_t p = positions.begin; p < positions.end; ++p)
-          rows.push_back(request.batch.rowAt(p) - offset);
-        needed = RowSet::of(std::move(rows));
-      }
-      const RowSet missing =
-          static_cast<size_t>(node) < held.nodes.size() ? needed.minus(held.nodes[node]) : needed;
-      if (missing.empty()) continue;
-      request_.rows.push_back({ref, node, row_bytes});
-      rows_.push_back(missing);
+  runShip();
+}
+
+void DataMaster::shipSources(const std::vector<const DataImpl*>& sources, const Selection& batch,
+                             int reader) {
+  if (!core_.lifecycle().group().spansNodes()) return;
+  startShip();
+  const int per_node = core_.lifecycle().group().span().ranks_per_node;
+  for (const DataImpl* d : sources) {
+    if (d->shape().empty()) {  // a scalar: its one element, whole
+      addWhole(*d);
+      continue;
+    }
+    const int64_t rows = batch.size(d->shape()[0]);
+    if (reader < 0) {
+      addRows(*d, batch, 0, sharesOfNodes(rows));
+    } else {
+      addRows(*d, batch, 0, [&](int node) {
+        return node == reader / per_node ? RowRange{0, rows} : RowRange{};
+      });
     }
   }
   runShip();
