@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,21 +18,20 @@
 #include <cstring>
 #include <string_view>
 
-#include "synk/cluster/mpi_world.h"
 #include "synk/core/error.h"
 #include "synk/core/log.h"
+#include "synk/core/shm_segment.h"
 #include "synk/core/waiter.h"
 
 namespace synk::cluster {
 namespace {
-
-using detail::checkMpi;
 
 // What node 0 broadcasts: whether the watch is on, and where to reach it.
 constexpr int kMaxAddresses = 8;
 struct Rendezvous {
   int32_t on;  // 0: off (SYNK_LAUNCHER_WATCH=0 on node 0, or it could not listen)
   int32_t pid;
+  uint64_t token;  // this session's: a connection without it is another job's, or no one's
   uint16_t port;
   char host[256];
   uint32_t addresses;  // IPv4 addresses of node 0 besides its name, network order
@@ -39,10 +39,13 @@ struct Rendezvous {
 };
 // What a node says once connected.
 struct Hello {
+  uint64_t token;
   int32_t node;
   int32_t pid;
   char host[64];
 };
+// Node 0's answer to a Hello it took: the connecting node tries its next address without it.
+constexpr char kWelcome = 'w';
 // How a launcher that leaves on purpose ends its stream: 'q', or 'a' and its abort record.
 constexpr char kLeft = 'q';
 constexpr char kAborted = 'a';
@@ -55,6 +58,8 @@ struct AbortHeader {
 // Bounds of the setup: every launcher runs it at the same point, right after MPI started.
 constexpr auto kConnectBound = std::chrono::seconds(10);
 constexpr auto kAcceptBound = std::chrono::seconds(15);
+// How long node 0 waits for a connection's Hello, and a node for node 0's welcome.
+constexpr auto kHelloBound = std::chrono::seconds(2);
 
 std::string hostName() {
   char name[256] = {};
@@ -125,12 +130,17 @@ int listenSocket(uint16_t& port, std::string& why) {
   return fd;
 }
 
+// Node 0's IPv4 addresses, loopback last: another node tries them in this order (loopback
+// reaches node 0 only where it shares its host: simulated nodes).
 void localAddresses(Rendezvous& r) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return;
-  for (ifaddrs* a = list; a != nullptr && r.addresses < kMaxAddresses; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
-    r.address[r.addresses++] = reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr.s_addr;
+  for (const bool loopback : {false, true}) {
+    for (ifaddrs* a = list; a != nullptr && r.addresses < kMaxAddresses; a = a->ifa_next) {
+      if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+      if (((a->ifa_flags & IFF_LOOPBACK) != 0) != loopback) continue;
+      r.address[r.addresses++] = reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr.s_addr;
+    }
   }
   freeifaddrs(list);
 }
@@ -153,34 +163,50 @@ int connectTo(const sockaddr_in& address, Clock::time_point deadline) {
   return fd;
 }
 
-// Another node: node 0 by its name first, then by each of its addresses.
-int connectToNode0(const Rendezvous& r, std::string& why) {
-  std::vector<sockaddr_in> candidates;
+// Connected to node 0 and welcomed there (`hello` sent, its welcome back), or -1.
+int greet(int fd, const Hello& hello, Clock::time_point deadline) {
+  char welcome = 0;
+  const auto bound = std::min(deadline, Clock::now() + kHelloBound);
+  if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 &&
+      sendAll(fd, &hello, sizeof hello) && recvAll(fd, &welcome, 1, bound) && welcome == kWelcome) {
+    return fd;
+  }
+  close(fd);  // not node 0 of this session (another job's listener on that address), or gone
+  return -1;
+}
+
+// Another node: node 0 by its broadcast addresses (loopback last), then by its name (a name
+// lookup may wait on a resolver: only where the addresses failed).
+int connectToNode0(const Rendezvous& r, const Hello& hello, std::string& why) {
+  const auto deadline = Clock::now() + kConnectBound;
+  int tried = 0;
+  auto attempt = [&](sockaddr_in address) {
+    address.sin_port = htons(r.port);
+    ++tried;
+    const int fd = connectTo(address, std::min(deadline, Clock::now() + std::chrono::seconds(3)));
+    return fd < 0 ? -1 : greet(fd, hello, deadline);
+  };
+  for (uint32_t i = 0; i < r.addresses && i < kMaxAddresses && Clock::now() < deadline; ++i) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = r.address[i];
+    if (const int fd = attempt(address); fd >= 0) return fd;
+  }
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (getaddrinfo(r.host, nullptr, &hints, &found) == 0) {
-    for (addrinfo* a = found; a != nullptr; a = a->ai_next)
-      candidates.push_back(*reinterpret_cast<sockaddr_in*>(a->ai_addr));
+  if (Clock::now() < deadline && getaddrinfo(r.host, nullptr, &hints, &found) == 0) {
+    for (addrinfo* a = found; a != nullptr && Clock::now() < deadline; a = a->ai_next) {
+      if (const int fd = attempt(*reinterpret_cast<sockaddr_in*>(a->ai_addr)); fd >= 0) {
+        freeaddrinfo(found);
+        return fd;
+      }
+    }
     freeaddrinfo(found);
   }
-  for (uint32_t i = 0; i < r.addresses && i < kMaxAddresses; ++i) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = r.address[i];
-    candidates.push_back(address);
-  }
-  const auto deadline = Clock::now() + kConnectBound;
-  for (sockaddr_in& address : candidates) {
-    address.sin_port = htons(r.port);
-    const auto attempt = std::min(deadline, Clock::now() + std::chrono::seconds(3));
-    const int fd = connectTo(address, attempt);
-    if (fd >= 0) return fd;
-    if (Clock::now() >= deadline) break;
-  }
-  why = str("could not connect to node 0's launcher at ", r.host, " port ", r.port, " (",
-            candidates.size(), " address(es) tried)");
+  why = str("could not connect to node 0's launcher at ", r.host, " port ", r.port, " (", tried,
+            " address(es) tried)");
   return -1;
 }
 
@@ -199,13 +225,14 @@ void closeAll(std::vector<LauncherWatch::Peer>& peers) {
 }  // namespace
 
 std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const NodeLayout& layout,
-                                                    MPI_Comm comm) {
+                                                    const Agreement& mpi) {
   Rendezvous r{};
   int listen_fd = -1;
   std::string why;
   const bool wanted = layout.node != 0 || watchRequested();
   if (layout.node == 0) {
     r.pid = static_cast<int32_t>(getpid());
+    r.token = randomToken();
     const std::string host = hostName();
     std::strncpy(r.host, host.c_str(), sizeof r.host - 1);
     if (!wanted) {
@@ -215,7 +242,7 @@ std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const Node
       localAddresses(r);
     }
   }
-  checkMpi(MPI_Bcast(&r, sizeof r, MPI_BYTE, 0, comm), "MPI_Bcast (the launcher watch)");
+  mpi.broadcast_from_node0(&r, sizeof r);
   std::vector<Peer> peers;
   if (r.on && layout.node == 0) {
     const auto deadline = Clock::now() + kAcceptBound;
@@ -224,10 +251,12 @@ std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const Node
       const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
       Hello hello{};
-      const bool known = recvAll(fd, &hello, sizeof hello, deadline) && hello.node > 0 &&
-                         hello.node < layout.nodes &&
-                         std::none_of(peers.begin(), peers.end(),
-                                      [&](const Peer& p) { return p.node == hello.node; });
+      const bool known =
+          recvAll(fd, &hello, sizeof hello, std::min(deadline, Clock::now() + kHelloBound)) &&
+          hello.token == r.token && hello.node > 0 && hello.node < layout.nodes &&
+          std::none_of(peers.begin(), peers.end(),
+                       [&](const Peer& p) { return p.node == hello.node; }) &&
+          sendAll(fd, &kWelcome, 1);
       if (!known) {
         close(fd);  // not one of this session's launchers
         continue;
@@ -239,27 +268,18 @@ std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const Node
       why = str(peers.size(), " of the ", layout.nodes - 1, " other nodes' launchers connected");
     }
   } else if (r.on) {
-    const int fd = connectToNode0(r, why);
-    if (fd >= 0) {
-      Hello hello{};
-      hello.node = layout.node;
-      hello.pid = static_cast<int32_t>(getpid());
-      std::strncpy(hello.host, hostName().c_str(), sizeof hello.host - 1);
-      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-      if (sendAll(fd, &hello, sizeof hello)) {
-        r.host[sizeof r.host - 1] = '\0';
-        peers.push_back({0, fd, r.pid, r.host});
-      } else {
-        why = errnoText("sending to node 0's launcher");
-        close(fd);
-      }
+    Hello hello{};
+    hello.token = r.token;
+    hello.node = layout.node;
+    hello.pid = static_cast<int32_t>(getpid());
+    std::strncpy(hello.host, hostName().c_str(), sizeof hello.host - 1);
+    r.host[sizeof r.host - 1] = '\0';
+    if (const int fd = connectToNode0(r, hello, why); fd >= 0) {
+      peers.push_back({0, fd, r.pid, r.host});
     }
   }
   if (listen_fd >= 0) close(listen_fd);
-  int ok = r.on && why.empty() ? 1 : 0;
-  int all = 0;
-  checkMpi(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm),
-           "MPI_Allreduce (the launcher watch)");
+  const bool all = mpi.all(r.on && why.empty());
   if (!all) {
     closeAll(peers);
     // Said on every node where it was wanted (node 0 reads SYNK_LAUNCHER_WATCH for all).
@@ -270,6 +290,11 @@ std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const Node
     }
     return nullptr;
   }
+  return over(cb, layout, std::move(peers));
+}
+
+std::unique_ptr<LauncherWatch> LauncherWatch::over(ControlBlock& cb, const NodeLayout& layout,
+                                                   std::vector<Peer> peers) {
   return std::unique_ptr<LauncherWatch>(new LauncherWatch(cb, layout, std::move(peers)));
 }
 
@@ -323,8 +348,11 @@ void LauncherWatch::watch() {
         std::memcpy(&header, bytes.data() + 1, sizeof header);
         const size_t length =
             std::min<size_t>(header.message_bytes, bytes.size() - 1 - sizeof header);
-        abortSession(cb_, static_cast<AbortReason>(header.reason), header.rank,
-                     bytes.substr(1 + sizeof header, length));
+        // Only a reason a session can end with (a record its sender never saw settle: Fatal).
+        const bool known = header.reason >= static_cast<uint32_t>(AbortReason::PeerDied) &&
+                           header.reason <= static_cast<uint32_t>(AbortReason::Fatal);
+        abortSession(cb_, known ? static_cast<AbortReason>(header.reason) : AbortReason::Fatal,
+                     header.rank, bytes.substr(1 + sizeof header, length));
         continue;
       }
       peerEnded(peer);
@@ -334,9 +362,13 @@ void LauncherWatch::watch() {
 
 void LauncherWatch::peerEnded(const Peer& peer) {
   if (peer.node == 0) {
-    abortSession(cb_, AbortReason::PeerDied, cb_.master_rank,
-                 str("the master's process (node 0's launcher, pid ", peer.pid, " on ", peer.host,
-                     ") ended without leaving the session (killed, or it crashed)"));
+    const std::string why =
+        str("the master's process (node 0's launcher, pid ", peer.pid, " on ", peer.host,
+            ") ended without leaving the session (killed, or it crashed)");
+    // Said here too: the master that would report it is gone.
+    if (abortSession(cb_, AbortReason::PeerDied, cb_.master_rank, why)) {
+      logWarning("node ", layout_.node, ": ", why, ": this node's ranks stop");
+    }
     return;
   }
   const int first = peer.node * layout_.ranks_per_node;

@@ -16,10 +16,14 @@
 // addresses; the other nodes connect (bounded) and say who they are. If any node cannot connect
 // (a firewall between the nodes), every node logs why and runs without the watch: a launcher's
 // death is then seen at the step's deadline, as before. SYNK_LAUNCHER_WATCH=0 turns it off.
+// Node 0 broadcasts a random token with its address: a connection that does not echo it (another
+// job's launcher on a shared host) is refused, and a node tries node 0's next address until it
+// is welcomed. Known limit: a process the launcher forks without exec after synk::fork() (its
+// own children) inherits the connections, so its launcher's death shows only when they end too.
 #pragma once
-#include <mpi.h>
-
 #include <atomic>
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,8 +38,25 @@ class LauncherWatch {
  public:
   // Collective over every node's launcher (see above), on the thread that calls MPI. Returns
   // nullptr, after a warning, when the watch is off or could not be set up on some node.
+  // What the setup needs of MPI (the bridge's thread gives it, MPI kept out of this header):
+  // node 0's bytes into every node's, and whether every node says yes.
+  struct Agreement {
+    std::function<void(void* bytes, size_t size)> broadcast_from_node0;
+    std::function<bool(bool mine)> all;
+  };
   static std::unique_ptr<LauncherWatch> start(ControlBlock& cb, const NodeLayout& layout,
-                                              MPI_Comm comm);
+                                              const Agreement& mpi);
+
+  struct Peer {
+    int node;
+    int fd;  // a connected stream socket, owned by the watch from here on
+    int pid;
+    std::string host;
+  };
+  // The watch over connections already made (what start() does once connected; the tests give
+  // it socket pairs).
+  static std::unique_ptr<LauncherWatch> over(ControlBlock& cb, const NodeLayout& layout,
+                                             std::vector<Peer> peers);
   ~LauncherWatch();  // leave()
   LauncherWatch(const LauncherWatch&) = delete;
   LauncherWatch& operator=(const LauncherWatch&) = delete;
@@ -43,13 +64,6 @@ class LauncherWatch {
   // Tells every peer this node leaves ('q', or the session's abort record), stops watching and
   // closes the connections. Call it once this node is done with the control block; idempotent.
   void leave() noexcept;
-
-  struct Peer {
-    int node;
-    int fd;
-    int pid;
-    std::string host;
-  };
 
  private:
   LauncherWatch(ControlBlock& cb, const NodeLayout& layout, std::vector<Peer> peers);

@@ -168,7 +168,18 @@ void NodeBridge::Thread::main() {
     checkMpi(MPI_Irecv(&incoming, sizeof incoming, MPI_BYTE, MPI_ANY_SOURCE, kAbortTag, comm,
                        &abort_request),
              "MPI_Irecv (aborts)");
-    watch = LauncherWatch::start(cb, layout, comm);
+    watch = LauncherWatch::start(cb, layout,
+                                 {[this](void* bytes, size_t size) {
+                                    checkMpi(
+                                        MPI_Bcast(bytes, static_cast<int>(size), MPI_BYTE, 0, comm),
+                                        "MPI_Bcast (the launcher watch)");
+                                  },
+                                  [this](bool mine) {
+                                    int yes = mine ? 1 : 0, all = 0;
+                                    checkMpi(MPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_MIN, comm),
+                                             "MPI_Allreduce (the launcher watch)");
+                                    return all == 1;
+                                  }});
     calibrate();
   } catch (...) {
     exited.store(true, std::memory_order_release);

@@ -28,11 +28,22 @@ std::byte* DataStore::receiveBlob(const BlobRef& ref, bool whole) {
   return static_cast<std::byte*>(copy.segment.data());
 }
 
-void DataStore::reserveRows(uint64_t id, size_t offset, size_t bytes) {
+void DataStore::reserveRows(uint64_t id, const std::vector<RowRange>& rows, size_t row_bytes) {
   const auto it = shipped_.find(id);
   SYNK_CHECK(it != shipped_.end(), "no copy of blob ", id, " to reserve rows in");
-  if (!it->second.reserved)
-    it->second.segment.reserve(offset, bytes, "rows of a Data copied from the master's node");
+  if (it->second.reserved) return;
+  std::vector<std::pair<size_t, size_t>> spans;  // {offset, bytes}, sorted as `rows` are
+  for (const RowRange& r : rows) {
+    const size_t begin = static_cast<size_t>(r.begin) * row_bytes;
+    const size_t end = static_cast<size_t>(r.end) * row_bytes;
+    if (!spans.empty() && begin >= spans.back().first + spans.back().second &&
+        begin - (spans.back().first + spans.back().second) < kReserveGap) {
+      spans.back().second = end - spans.back().first;
+    } else {
+      spans.push_back({begin, end - begin});
+    }
+  }
+  it->second.segment.reserve(spans, "rows of a Data copied from the master's node");
 }
 
 void DataStore::forgetShipped(uint64_t id) {

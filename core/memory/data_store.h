@@ -34,9 +34,11 @@ class DataStore {
   // older generation's removed) when `ref`'s generation is new here. `whole`: all of it is
   // written next, so all its pages are reserved; else only some rows: reserveRows() each first.
   std::byte* receiveBlob(const BlobRef& ref, bool whole = true);
-  // Reserves bytes [offset, offset + bytes) of this node's copy of blob `id` before they are
-  // written (receiveBlob(ref, false) made it).
-  void reserveRows(uint64_t id, size_t offset, size_t bytes);
+  // Reserves the pages of `rows` (of `row_bytes` each) in this node's copy of blob `id` before
+  // they are written (receiveBlob(ref, false) made it). Ranges less than kReserveGap apart are
+  // reserved together with the gap: one system call for many, at a little memory.
+  void reserveRows(uint64_t id, const std::vector<RowRange>& rows, size_t row_bytes);
+  static constexpr size_t kReserveGap = size_t{64} << 10;
   // Master: the rows each entry of the coming ship-data step's ShipRequest::rows sends (known on
   // the master only; step/ship_data.h).
   void setRowsToShip(std::vector<RowSet> rows) { rows_to_ship_ = std::move(rows); }

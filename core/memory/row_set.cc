@@ -34,8 +34,22 @@ void RowSet::add(RowRange range) {
 }
 
 void RowSet::add(const RowSet& other) {
-  for (const RowRange& r : other.ranges_)
-    add(r);
+  // One merge of the two sorted lists (adding range by range would move the vector's tail for
+  // each: quadratic in the ranges of a fragmented set, as index-list batches make).
+  std::vector<RowRange> merged;
+  merged.reserve(ranges_.size() + other.ranges_.size());
+  auto a = ranges_.cbegin();
+  auto b = other.ranges_.cbegin();
+  while (a != ranges_.cend() || b != other.ranges_.cend()) {
+    const bool take_a = b == other.ranges_.cend() || (a != ranges_.cend() && a->begin < b->begin);
+    const RowRange next = take_a ? *a++ : *b++;
+    if (!merged.empty() && next.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, next.end);
+    } else {
+      merged.push_back(next);
+    }
+  }
+  ranges_ = std::move(merged);
 }
 
 RowSet RowSet::minus(const RowSet& other) const {

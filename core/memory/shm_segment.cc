@@ -113,16 +113,24 @@ ShmSegment ShmSegment::createSparse(const std::string& name, size_t bytes,
 }
 
 void ShmSegment::reserve(size_t offset, size_t bytes, const std::string& what) const {
-  SYNK_CHECK(offset + bytes <= size_, "reserving bytes ", offset, "-", offset + bytes,
-             " of segment ", name_, " of ", size_);
-  if (bytes == 0) return;
+  reserve({{offset, bytes}}, what);
+}
+
+void ShmSegment::reserve(const std::vector<std::pair<size_t, size_t>>& spans,
+                         const std::string& what) const {
+  if (spans.empty()) return;
   try {
     bip::shared_memory_object shm(bip::open_only, name_.c_str(), bip::read_write);
     const int fd = shm.get_mapping_handle().handle;
-    if (int err = posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
-        err != 0) {
-      if (err == ENOSPC) throwNoSpace(what, bytes, err);
-      throw SystemError(str("reserving shared memory '", name_, "' for ", what), err);
+    for (const auto& [offset, bytes] : spans) {
+      SYNK_CHECK(offset + bytes <= size_, "reserving bytes ", offset, "-", offset + bytes,
+                 " of segment ", name_, " of ", size_);
+      if (bytes == 0) continue;
+      if (int err = posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+          err != 0) {
+        if (err == ENOSPC) throwNoSpace(what, bytes, err);
+        throw SystemError(str("reserving shared memory '", name_, "' for ", what), err);
+      }
     }
   } catch (const bip::interprocess_exception& e) {
     throw SystemError(str("opening shared memory '", name_, "' for ", what), e.get_native_error());

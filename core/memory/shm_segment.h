@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace synk {
 
@@ -35,9 +37,11 @@ class ShmSegment {
   // node's rows of a Data, core/step/ship_data.h) reserves what it writes with reserve() first.
   // Unwritten pages read as zeros and take no memory.
   static ShmSegment createSparse(const std::string& name, size_t bytes, const std::string& what);
-  // Reserves the pages of [offset, offset + bytes): a full /dev/shm is a clear error here instead
-  // of a SIGBUS at the first write.
+  // Reserves the pages of [offset, offset + bytes) (of each span: {offset, bytes} pairs, one
+  // open of the segment for all): a full /dev/shm is a clear error here instead of a SIGBUS at
+  // the first write.
   void reserve(size_t offset, size_t bytes, const std::string& what) const;
+  void reserve(const std::vector<std::pair<size_t, size_t>>& spans, const std::string& what) const;
   // Maps an existing segment; its size must be at least `bytes`.
   static ShmSegment open(const std::string& name, size_t bytes);
   // Unlinks a name; a missing name is not an error.

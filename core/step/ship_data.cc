@@ -83,51 +83,62 @@ void ShipDataHandler::sendRows(size_t entry, StepResult& result, Waiter& waiter)
   const ShipRows& rows = request_.rows[entry];
   NodeLeaders& leaders = leadersOf(*leaders_);
   const std::byte* base = nullptr;
+  const std::vector<RowRange>* ranges = nullptr;  // null: nothing (more) to send
   if (result.status.ok()) {
     try {
       base = store_.blobs().attach(rows.blob);
+      ranges = &store_.rowsToShip().at(entry).ranges();
     } catch (const std::exception& e) {
       result.status = Status::fromException(e);
     }
   }
-  // Without the blob the receiver still gets a last, empty chunk: it waits for one.
-  const std::vector<RowRange> none;
-  const std::vector<RowRange>& ranges =
-      base != nullptr ? store_.rowsToShip().at(entry).ranges() : none;
   const int64_t chunk_rows = std::max<int64_t>(
       1, static_cast<int64_t>(kShipChunkBytes / std::max<uint64_t>(rows.row_bytes, 1)));
   size_t next = 0;     // the range the next chunk starts in
   int64_t offset = 0;  // rows of it already sent
-  do {
-    std::vector<RowRange> chunk;
-    int64_t taken = 0;
-    while (next < ranges.size() && taken < chunk_rows) {
-      const RowRange& r = ranges[next];
-      const int64_t n = std::min(r.size() - offset, chunk_rows - taken);
-      chunk.push_back({r.begin + offset, r.begin + offset + n});
-      taken += n;
-      offset += n;
-      if (offset == r.size()) {
-        ++next;
-        offset = 0;
+  bool last = false;
+  while (!last) {
+    // Each chunk's body is built before its header goes: a failure here sends an empty last
+    // chunk instead, so the receiver, which waits for a last one, is never left inside MPI.
+    ChunkHeader header{0, 0, 1};
+    NodeLeaders::Bytes body = bytesOf(0);
+    if (ranges != nullptr) {
+      try {
+        std::vector<RowRange> chunk;
+        int64_t taken = 0;
+        while (next < ranges->size() && taken < chunk_rows) {
+          const RowRange& r = (*ranges)[next];
+          const int64_t n = std::min(r.size() - offset, chunk_rows - taken);
+          chunk.push_back({r.begin + offset, r.begin + offset + n});
+          taken += n;
+          offset += n;
+          if (offset == r.size()) {
+            ++next;
+            offset = 0;
+          }
+        }
+        const uint64_t row_bytes = static_cast<uint64_t>(taken) * rows.row_bytes;
+        body = bytesOf(chunk.size() * sizeof(RowRange) + row_bytes);
+        std::byte* at = body->data();
+        std::memcpy(at, chunk.data(), chunk.size() * sizeof(RowRange));
+        at += chunk.size() * sizeof(RowRange);
+        for (const RowRange& r : chunk) {
+          const size_t bytes = static_cast<size_t>(r.size()) * rows.row_bytes;
+          std::memcpy(at, base + static_cast<size_t>(r.begin) * rows.row_bytes, bytes);
+          at += bytes;
+        }
+        header = {chunk.size(), row_bytes, next == ranges->size() ? 1u : 0u};
+      } catch (const std::exception& e) {
+        result.status = Status::fromException(e);
+        body = bytesOf(0);
       }
     }
-    const ChunkHeader header{chunk.size(), static_cast<uint64_t>(taken) * rows.row_bytes,
-                             next == ranges.size() ? 1u : 0u};
+    last = header.last != 0;
     NodeLeaders::Bytes head = bytesOf(sizeof header);
     std::memcpy(head->data(), &header, sizeof header);
     leaders.send(head, rows.node, waiter);
-    NodeLeaders::Bytes body = bytesOf(chunk.size() * sizeof(RowRange) + header.row_bytes);
-    std::byte* at = body->data();
-    std::memcpy(at, chunk.data(), chunk.size() * sizeof(RowRange));
-    at += chunk.size() * sizeof(RowRange);
-    for (const RowRange& r : chunk) {
-      const size_t bytes = static_cast<size_t>(r.size()) * rows.row_bytes;
-      std::memcpy(at, base + static_cast<size_t>(r.begin) * rows.row_bytes, bytes);
-      at += bytes;
-    }
-    leaders.send(body, rows.node, waiter);
-  } while (next < ranges.size());
+    leaders.send(body, rows.node, waiter);  // nothing at all when empty, on both sides
+  }
 }
 
 void ShipDataHandler::receiveRows(const ShipRows& rows, StepResult& result, Waiter& waiter) {
@@ -145,18 +156,21 @@ void ShipDataHandler::receiveRows(const ShipRows& rows, StepResult& result, Wait
     NodeLeaders::Bytes head = bytesOf(sizeof header);
     leaders.receive(head, 0, waiter);
     std::memcpy(&header, head->data(), sizeof header);
+    // At most kShipChunkBytes of rows (and their ranges), as the master built it.
     NodeLeaders::Bytes body = bytesOf(header.ranges * sizeof(RowRange) + header.row_bytes);
     leaders.receive(body, 0, waiter);
     if (segment == nullptr) continue;
-    std::vector<RowRange> chunk(header.ranges);
-    std::memcpy(chunk.data(), body->data(), chunk.size() * sizeof(RowRange));
-    const std::byte* at = body->data() + chunk.size() * sizeof(RowRange);
     try {
+      std::vector<RowRange> chunk(header.ranges);
+      std::memcpy(chunk.data(), body->data(), chunk.size() * sizeof(RowRange));
+      for (const RowRange& r : chunk) {
+        SYNK_CHECK(r.begin >= 0 && static_cast<uint64_t>(r.end) * rows.row_bytes <= rows.blob.bytes,
+                   "rows ", r.begin, "-", r.end, " outside blob ", rows.blob.id);
+      }
+      store_.reserveRows(rows.blob.id, chunk, rows.row_bytes);
+      const std::byte* at = body->data() + chunk.size() * sizeof(RowRange);
       for (const RowRange& r : chunk) {
         const size_t bytes = static_cast<size_t>(r.size()) * rows.row_bytes;
-        SYNK_CHECK(static_cast<uint64_t>(r.end) * rows.row_bytes <= rows.blob.bytes, "rows ",
-                   r.begin, "-", r.end, " outside blob ", rows.blob.id);
-        store_.reserveRows(rows.blob.id, static_cast<size_t>(r.begin) * rows.row_bytes, bytes);
         std::memcpy(segment + static_cast<size_t>(r.begin) * rows.row_bytes, at, bytes);
         at += bytes;
       }

@@ -180,6 +180,9 @@ fi
 wait $job
 alive=$(await_gone $children)
 [[ -z $alive ]] || { echo "FAIL: kill-master: node 1's process(es) $alive outlived it"; exit 1; }
+# Node 1 ended because its watch saw the master's process end (not mpirun tearing it down).
+grep -q "node 1: the master's process (node 0's launcher, pid [0-9]* on .*) ended without leaving the session (killed, or it crashed): this node's ranks stop" "$work/out" \
+  || { echo "FAIL: kill-master: node 1 did not say why it ended:"; cat "$work/out"; exit 1; }
 await_node_memory_gone
 # Node 0's own segments: its watcher removes them once the master is gone (the same wait).
 [[ -z $(left_behind) ]] || { echo "FAIL: kill-master: shared memory left: $(left_behind)"; exit 1; }

@@ -79,6 +79,15 @@ void DataMaster::addRows(const DataImpl& d, const Selection& batch, int64_t offs
     const auto at = static_cast<size_t>(node);
     RowSet missing = at < held.nodes.size() ? needed.minus(held.nodes[at]) : std::move(needed);
     if (missing.empty()) continue;
+    // The same Data twice in one step (two inputs): one entry with the rows of both.
+    size_t e = 0;
+    while (e < request_.rows.size() &&
+           !(request_.rows[e].blob.id == ref.id && request_.rows[e].node == node))
+      ++e;
+    if (e < request_.rows.size()) {
+      rows_[e].add(missing);
+      continue;
+    }
     request_.rows.push_back({ref, node, row_bytes});
     rows_.push_back(std::move(missing));
   }

@@ -125,7 +125,7 @@ TEST_CASE("a session whose watcher was killed still closes (no SIGPIPE ends the 
       std::string name;
       if (comm >> name && name == "synk-watcher") watcher = child;
     }
-    if (watcher == 0) std::this_thread::yield();
+    if (watcher == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   REQUIRE(watcher > 0);
   REQUIRE(kill(watcher, SIGKILL) == 0);
