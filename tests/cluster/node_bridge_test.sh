@@ -47,11 +47,13 @@ for shape in 2x2 3x1; do
   took=$((SECONDS - start))
   grep -q "^rank 0: ended: rank [0-9]* timed out at the check's barrier: rank(s) $last did not arrive before the deadline; on node(s) $((nodes - 1)) (all its ranks) of $nodes" \
     <<< "$out" || { echo "FAIL: $shape: the late rank is not named on node 0:"; echo "$out"; exit 1; }
-  # A rank of another node that waits with 30 s ends with node 0's message, not its own deadline.
-  [[ $shape == 2x2 ]] && other=2 || other=1
-  grep -q "^rank $other: ended: rank [0-9]* timed out at the check's barrier: rank(s) $last did not arrive" \
+  # A rank of another node that waits with 30 s ends with node 0's message (a rank of node 0
+  # timed out), not its own deadline; and before that deadline. The job's time includes mpirun's
+  # start, which a loaded host stretches (21 s once on a bare container): the bound is the 30 s.
+  [[ $shape == 2x2 ]] && other=2 node0="[01]" || { other=1; node0=0; }
+  grep -q "^rank $other: ended: rank $node0 timed out at the check's barrier: rank(s) $last did not arrive" \
     <<< "$out" || { echo "FAIL: $shape: rank $other was not ended by node 0's abort:"; echo "$out"; exit 1; }
-  (( took < 20 )) || { echo "FAIL: $shape: the late job took $took s (the abort did not travel)"; echo "$out"; exit 1; }
+  (( took < 30 )) || { echo "FAIL: $shape: the late job took $took s (the abort did not travel)"; echo "$out"; exit 1; }
   for node in $(seq 0 $((nodes - 1))); do
     grep -qE "^node $node of $nodes: ok" <<< "$out" || { echo "FAIL: $shape late: node $node:"; echo "$out"; exit 1; }
   done
