@@ -1,6 +1,8 @@
 #include "synk/collectives/cuda/staging/staged_pipeline.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "synk/collectives/cuda/device/cuda_check.h"
@@ -19,14 +21,34 @@ using shm_detail::ownedRange;
 
 }  // namespace
 
-size_t StagedAllReduce::chunkBytes(size_t bytes) {
-  constexpr size_t kMin = size_t{1} << 20, kMax = size_t{32} << 20;
-  const size_t chunk = std::clamp(bytes / 16, kMin, kMax);
+size_t StagedAllReduce::chunkBytes(size_t bytes, size_t chunks) {
+  constexpr size_t kMin = size_t{1} << 20, kMax = size_t{64} << 20;
+  const auto rule = [bytes] {
+    return static_cast<size_t>(std::sqrt(static_cast<double>(bytes) * double(kChunkScale)));
+  };
+  const size_t chunk = std::clamp(chunks > 0 ? bytes / chunks : rule(), kMin, kMax);
   return (chunk + kLineBytes - 1) / kLineBytes * kLineBytes;
 }
 
+size_t StagedAllReduce::chunkOverride() {
+  static const size_t chunks = [] {
+    const char* text = std::getenv("SYNK_STAGED_CHUNKS");
+    if (text == nullptr || *text == '\0') return size_t{0};
+    char* end = nullptr;
+    const long value = std::strtol(text, &end, 10);
+    if (*end != '\0' || value < 1 || value > 256) {
+      throw InvalidArgument(
+          str("SYNK_STAGED_CHUNKS must be a whole number from 1 to 256, got '", text, "'"));
+    }
+    return static_cast<size_t>(value);
+  }();
+  return chunks;
+}
+
 StagedAllReduce::StagedAllReduce(ProcessGroup& group, ShmHeap& heap, CudaDevice& device)
-    : group_(group), heap_(heap), device_(device), rank_(group.rank()), n_(group.size()) {}
+    : group_(group), heap_(heap), device_(device), rank_(group.rank()), n_(group.size()) {
+  chunkOverride();  // a bad SYNK_STAGED_CHUNKS fails the backend's start, not a later call
+}
 
 StagedAllReduce::~StagedAllReduce() {
   // After an abort nothing may wait on the GPU (a copy may still be in flight): leak.
@@ -86,7 +108,8 @@ void StagedAllReduce::run(const AllReduceArgs& args, void* staging, bool staging
   Barrier& barrier = group_.barrier();
   const size_t element = dtypeSize(args.dtype);
   const size_t bytes = args.count * element;
-  const size_t chunk = chunkBytes(bytes) / element;  // elements per chunk, a multiple of a line
+  const size_t chunk =
+      chunkBytes(bytes, chunkOverride()) / element;  // elements per chunk, a multiple of a line
   const size_t chunks = (args.count + chunk - 1) / chunk;
   auto* buffer = static_cast<std::byte*>(args.buffer);
   // Out of place: this rank's values come from `send`, the result goes to `buffer`.

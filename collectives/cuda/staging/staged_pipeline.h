@@ -56,8 +56,17 @@ class StagedAllReduce {
   // on the device's stream.
   void run(const AllReduceArgs& args, void* staging, bool staging_ok, Waiter& waiter);
 
-  // The chunk size for `bytes` (a multiple of 64 bytes): about 16 chunks, 1 to 32 MiB each.
-  static size_t chunkBytes(size_t bytes);
+  // The chunk size for `bytes` (a multiple of 64 bytes, 1 to 64 MiB). Each chunk costs a fixed
+  // ~30 us (two barriers, the host waiting on its events: measured on 2 x H200, 2026-11-26) and
+  // the pipeline's fill and drain grow with the chunk, so the best chunk grows as the square root
+  // of the buffer: sqrt(bytes x kChunkScale) (8 MiB chunks at 32 MiB, ~23 MiB at 256 MiB, two
+  // chunks at 8 MiB). `chunks` > 0 cuts the buffer into that many instead.
+  static size_t chunkBytes(size_t bytes, size_t chunks = 0);
+  static constexpr size_t kChunkScale = size_t{2} << 20;
+  // SYNK_STAGED_CHUNKS: a fixed chunk count (1 to 256) for tuning on another host, read once per
+  // process (every rank inherits the master's); 0 when unset: the square-root rule. A bad value
+  // is an InvalidArgument naming the variable, thrown when the backend starts.
+  static size_t chunkOverride();
 
  private:
   void ensureScratch(size_t bytes);
