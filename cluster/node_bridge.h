@@ -26,8 +26,8 @@
 //
 // It also runs its process's rank's work that calls MPI (onMpiThread: the node leaders' data
 // operations, leader_communicator.h, for any number of ranks per node) between barriers. Not
-// carried: step times, a command too large for the control block (refused across nodes by the step
-// runner).
+// carried: step times, a command too large for the control block (the step runner ships its blob
+// to every node in a step before it: core/step/step_runner.h).
 #pragma once
 #include <chrono>
 #include <cstdint>

@@ -3,12 +3,14 @@
 #include <cstring>
 #include <iterator>
 #include <thread>
+#include <utility>
 
 #include "synk/core/error.h"
 #include "synk/core/memory/data_store.h"
 #include "synk/core/phase_clock.h"
 #include "synk/core/process_group.h"
 #include "synk/core/session/uniform_shapes.h"
+#include "synk/core/step/ship_data.h"
 
 namespace synk::detail {
 
@@ -51,8 +53,43 @@ void StepRunner::writeStatus(const Status& status) {
   storeMessage(slot.message, status.message);
 }
 
+bool StepRunner::fitsControlBlock(const ByteWriter& payload) const {
+  // The frame: the pending releases (a count, then the ids), then the payload.
+  const size_t releases = sizeof(uint64_t) * (1 + data_.pendingReleases().size());
+  return sizeof(PayloadHeader) + releases + payload.size() <= kCommandBytes;
+}
+
+BlobRef StepRunner::writePayloadBlob(const ByteWriter& framed) {
+  if (!payload_blob_ || payload_blob_->size() < framed.size()) {
+    if (payload_blob_) ShmSegment::remove(payload_blob_->name());
+    if (!payload_blob_id_) payload_blob_id_ = data_.nextBlobId();
+    ++payload_blob_generation_;
+    payload_blob_ = std::make_unique<ShmSegment>(ShmSegment::create(
+        blobName(group_->shmPrefix(), payload_blob_id_, payload_blob_generation_),
+        framed.size() * 2, "command arguments"));
+  }
+  std::memcpy(payload_blob_->data(), framed.data(), framed.size());
+  return {payload_blob_id_, payload_blob_generation_, payload_blob_->size()};
+}
+
+void StepRunner::shipLargePayload(const ByteWriter& payload) {
+  // The blob carries no releases: they go with the ship step's own command, which fits.
+  ByteWriter framed;
+  framed.putVector(std::vector<uint64_t>{});
+  framed.append(payload.data(), payload.size());
+  ShipRequest request;
+  request.blobs.push_back(writePayloadBlob(framed));
+  ByteWriter ship;
+  ship.write(request);
+  static const std::string kWhat = "shipping a command's arguments to the other nodes";
+  run(Opcode::ShipData, ship, kWhat);
+  shipped_payload_ = request.blobs.front();
+}
+
 bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post) {
   ControlBlock& cb = group_->control();
+  // A payload shipped to the other nodes by the step before this one (run()): in its blob.
+  const std::optional<BlobRef> shipped = std::exchange(shipped_payload_, std::nullopt);
   ByteWriter& framed = framed_;  // reused: no allocation on the step path once grown
   framed.clear();
   // Quit carries no releases (nobody maps anything after it): it always fits.
@@ -60,36 +97,33 @@ bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t h
   framed.putVector(opcode == Opcode::Quit ? kNone : data_.pendingReleases());
   framed.append(payload.data(), payload.size());
   PayloadHeader header;
+  bool releases_sent = true;
   if (sizeof header + framed.size() <= kCommandBytes) {
     header.inline_bytes = framed.size();
     header.posted = post ? 1 : 0;
     std::memcpy(cb.payload[half] + sizeof header, framed.data(), framed.size());
   } else {
-    // Too large for the control block (long index lists): ship it in a blob, which grows. Never
-    // posted: the blob is rewritten by the next step.
-    if (group_->spansNodes()) {  // the blob would be in this node's shared memory only
-      throw UsageError(str(stepName(opcode), ": its arguments take ", framed.size(),
-                           " bytes, more than the control block's ", kCommandBytes - sizeof header,
-                           ", and a command that large does not cross nodes yet "
-                           "(cluster/README.md, \"Next\"): pass shorter index lists"));
+    // Too large for the control block (long index lists): in a blob, which grows. Never posted:
+    // the blob is rewritten by the next step. Over several nodes run() shipped it already (the
+    // blob would be in this node's shared memory only), without the releases: they stay pending.
+    BlobRef ref;
+    if (shipped) {
+      ref = *shipped;
+      releases_sent = false;
+    } else if (group_->spansNodes()) {
+      throw InternalError(str(stepName(opcode), ": a payload of ", framed.size(),
+                              " bytes was not shipped to the other nodes before its step"));
+    } else {
+      ref = writePayloadBlob(framed);
     }
-    if (!payload_blob_ || payload_blob_->size() < framed.size()) {
-      if (payload_blob_) ShmSegment::remove(payload_blob_->name());
-      if (!payload_blob_id_) payload_blob_id_ = data_.nextBlobId();
-      ++payload_blob_generation_;
-      payload_blob_ = std::make_unique<ShmSegment>(ShmSegment::create(
-          blobName(group_->shmPrefix(), payload_blob_id_, payload_blob_generation_),
-          framed.size() * 2, "command arguments"));
-    }
-    std::memcpy(payload_blob_->data(), framed.data(), framed.size());
-    header.blob_id = payload_blob_id_;
-    header.blob_generation = payload_blob_generation_;
-    header.blob_bytes = payload_blob_->size();
+    header.blob_id = ref.id;
+    header.blob_generation = ref.generation;
+    header.blob_bytes = ref.bytes;
   }
   std::memcpy(cb.payload[half], &header, sizeof header);
   cb.payload_bytes[half] = static_cast<uint32_t>(sizeof header + header.inline_bytes);
   cb.opcode[half] = static_cast<uint32_t>(opcode);
-  data_.releasesSent();  // only now: a failure above must not forget them
+  if (releases_sent) data_.releasesSent();  // only now: a failure above must not forget them
   return header.posted != 0;
 }
 
@@ -117,6 +151,8 @@ ByteReader StepRunner::readCommand(Opcode& opcode, size_t half, bool& posted) {
 
 StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::string& what,
                            bool post) {
+  // Over several nodes a payload too large for the control block goes first, a step of its own.
+  if (group_->spansNodes() && !fitsControlBlock(payload)) shipLargePayload(payload);
   const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
   const bool posted = writeCommand(opcode, payload, start_epoch % 2, post);
   Waiter& waiter = stepWaiter(what);

@@ -16,6 +16,7 @@
 
 #include "synk/core/array.h"
 #include "synk/core/byte_io.h"
+#include "synk/core/memory/blob.h"
 #include "synk/core/phase_clock.h"
 #include "synk/core/shm_segment.h"
 #include "synk/core/step/command.h"
@@ -70,7 +71,8 @@ class StepRunner {
   // (an all_reduce on shapes the master knew: its work is queued on each rank's device anyway):
   // a posted handler that returns a failed status aborts the session, and a rank that fails or
   // dies in one is reported by the next step (as "after <the posted step>"). A payload too large
-  // for the control block is never posted.
+  // for the control block is never posted; over several nodes a ship-data step of its own carries
+  // it to the other nodes first (shipLargePayload).
   StepResult run(Opcode opcode, const ByteWriter& payload, const std::string& what,
                  bool post = false);
   // Worker: runs every step the master issues, until Quit.
@@ -86,6 +88,15 @@ class StepRunner {
   // Into the control block's half `half`; returns whether the step is posted (post, and the
   // payload fits the control block).
   bool writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post);
+  // Whether `payload`, with the pending releases, fits the control block.
+  bool fitsControlBlock(const ByteWriter& payload) const;
+  // Copies `framed` into the master's payload blob (a new generation when it grows).
+  BlobRef writePayloadBlob(const ByteWriter& framed);
+  // Over several nodes, a payload too large for the control block: into the payload blob, which
+  // a ship-data step of its own (core/step/ship_data.h) copies into every other node's shared
+  // memory under the same name, so that their ranks read it there; the step's command then
+  // refers to it (shipped_payload_).
+  void shipLargePayload(const ByteWriter& payload);
   // After a step's CommandEnd: this rank's times of the step that started at `start_epoch`.
   void publishStepTimes(uint64_t start_epoch);
   ByteReader readCommand(Opcode& opcode, size_t half, bool& posted);
@@ -105,8 +116,9 @@ class StepRunner {
   std::unique_ptr<ShmSegment> payload_blob_;
   uint64_t payload_blob_id_ = 0;
   uint64_t payload_blob_generation_ = 0;
-  std::vector<std::byte> blob_copy_;  // a large payload, copied out of its blob
-  ByteWriter framed_;                 // master: the command being written, reused
+  std::vector<std::byte> blob_copy_;        // a large payload, copied out of its blob
+  std::optional<BlobRef> shipped_payload_;  // master: shipped for the next command (run())
+  ByteWriter framed_;                       // master: the command being written, reused
   // Every step's waiter, re-armed for each (stepWaiter): no allocation for its description.
   std::optional<Waiter> step_waiter_;
   // Master: the last posted step, until a later step completes (every rank then started it, so
