@@ -40,9 +40,8 @@ class DataStore {
   void reserveRows(uint64_t id, const std::vector<RowRange>& rows, size_t row_bytes);
   static constexpr size_t kReserveGap = size_t{64} << 10;
   // Master: the rows each entry of the coming ship-data step's ShipRequest::rows sends (known on
-  // the master only; step/ship_data.h).
-  void setRowsToShip(std::vector<RowSet> rows) { rows_to_ship_ = std::move(rows); }
-  const std::vector<RowSet>& rowsToShip() const { return rows_to_ship_; }
+  // the master only; step/ship_data.h), written here by DataMaster as it builds the step.
+  std::vector<RowSet>& rowsToShip() { return rows_to_ship_; }
   // The master released blob `id`: this node's copy goes too.
   void forgetShipped(uint64_t id);
   BlobCache& blobs() { return *blobs_; }

@@ -40,7 +40,7 @@ DataMaster::Shipped& DataMaster::heldOf(const BlobRef& ref, uint64_t version) {
 void DataMaster::startShip() {
   request_.blobs.clear();
   request_.rows.clear();
-  rows_.clear();
+  rows().clear();
 }
 
 bool DataMaster::listedWhole(uint64_t id) const {
@@ -85,11 +85,11 @@ void DataMaster::addRows(const DataImpl& d, const Selection& batch, int64_t offs
            !(request_.rows[e].blob.id == ref.id && request_.rows[e].node == node))
       ++e;
     if (e < request_.rows.size()) {
-      rows_[e].add(missing);
+      rows()[e].add(missing);
       continue;
     }
     request_.rows.push_back({ref, node, row_bytes});
-    rows_.push_back(std::move(missing));
+    rows().push_back(std::move(missing));
   }
 }
 
@@ -148,7 +148,6 @@ void DataMaster::runShip() {
   if (request_.blobs.empty() && request_.rows.empty()) return;
   payload_.clear();
   payload_.write(request_);
-  store_.setRowsToShip(rows_);
   core_.lifecycle().runStep(Opcode::ShipData, payload_, "ship data to the other nodes");
   // Shipped (the step raised otherwise): what each node holds now.
   for (const BlobRef& ref : request_.blobs) {
@@ -160,9 +159,9 @@ void DataMaster::runShip() {
     Shipped& held = shipped_[request_.rows[e].blob.id];
     const auto node = static_cast<size_t>(request_.rows[e].node);
     if (held.nodes.size() <= node) held.nodes.resize(node + 1);
-    held.nodes[node].add(rows_[e]);
+    held.nodes[node].add(rows()[e]);
   }
-  store_.setRowsToShip({});
+  rows().clear();
 }
 
 }  // namespace synk::detail

@@ -67,10 +67,11 @@ class DataMaster {
                const std::function<RowRange(int node)>& positions);
   // The positions node k's ranks read of `rows` split over the session's ranks.
   std::function<RowRange(int)> sharesOfNodes(int64_t rows);
-  // Runs the ship-data step for request_ (and rows_, on the master only) when it lists anything.
+  // Runs the ship-data step for request_ (and rows(), on the master only) when it lists anything.
   void runShip();
+  // Per request_.rows entry, the rows it sends: the store's, which the master's handler reads.
+  std::vector<RowSet>& rows() { return store_.rowsToShip(); }
   std::unordered_map<uint64_t, Shipped> shipped_;  // by blob id: what the other nodes hold
-  std::vector<RowSet> rows_;                       // per request_.rows entry
   ShipRequest request_;                            // reused
   ByteWriter payload_;                             // reused
 };
