@@ -49,6 +49,8 @@ constexpr char kWelcome = 'w';
 // How a launcher that leaves on purpose ends its stream: 'q', or 'a' and its abort record.
 constexpr char kLeft = 'q';
 constexpr char kAborted = 'a';
+// What a watch sends every beat while it runs (dropped by the reader before a last record).
+constexpr char kBeat = 'h';
 struct AbortHeader {
   uint32_t reason;
   int32_t rank;
@@ -290,16 +292,31 @@ std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const Node
     }
     return nullptr;
   }
-  return over(cb, layout, std::move(peers));
+  return over(cb, layout, std::move(peers), silenceBound());
 }
 
 std::unique_ptr<LauncherWatch> LauncherWatch::over(ControlBlock& cb, const NodeLayout& layout,
-                                                   std::vector<Peer> peers) {
-  return std::unique_ptr<LauncherWatch>(new LauncherWatch(cb, layout, std::move(peers)));
+                                                   std::vector<Peer> peers,
+                                                   std::chrono::milliseconds silence) {
+  return std::unique_ptr<LauncherWatch>(new LauncherWatch(cb, layout, std::move(peers), silence));
 }
 
-LauncherWatch::LauncherWatch(ControlBlock& cb, const NodeLayout& layout, std::vector<Peer> peers)
-    : cb_(cb), layout_(layout), peers_(std::move(peers)) {
+std::chrono::milliseconds LauncherWatch::silenceBound() {
+  const char* text = std::getenv("SYNK_LAUNCHER_SILENCE");
+  if (text == nullptr || *text == '\0') return kDefaultSilence;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !(seconds >= 0) || seconds > 1e6) {
+    logWarning("SYNK_LAUNCHER_SILENCE must be a number of seconds >= 0 (0: no bound), got '", text,
+               "': the default, ", kDefaultSilence.count() / 1000, " s, is kept");
+    return kDefaultSilence;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+LauncherWatch::LauncherWatch(ControlBlock& cb, const NodeLayout& layout, std::vector<Peer> peers,
+                             std::chrono::milliseconds silence)
+    : cb_(cb), layout_(layout), peers_(std::move(peers)), silence_(silence) {
   if (pipe2(stop_pipe_, O_CLOEXEC) != 0) {
     const int err = errno;
     closeAll(peers_);
@@ -313,17 +330,39 @@ LauncherWatch::~LauncherWatch() {
 }
 
 void LauncherWatch::watch() {
+  using std::chrono::milliseconds;
+  const bool bounded = silence_ > milliseconds(0);
+  const milliseconds beat =
+      bounded ? std::clamp(silence_ / 4, milliseconds(10), milliseconds(1000)) : milliseconds(1000);
   std::vector<std::string> received(peers_.size());
+  std::vector<Clock::time_point> heard(peers_.size(), Clock::now());
+  std::vector<bool> reported(peers_.size(), false);  // silent, said once
+  Clock::time_point next_beat = Clock::now();
   while (true) {
+    const Clock::time_point now = Clock::now();
+    if (now >= next_beat) {
+      for (const Peer& peer : peers_) {
+        // A full buffer (a peer that reads nothing) or a gone peer: its reading side tells.
+        if (peer.fd >= 0) (void)!send(peer.fd, &kBeat, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      }
+      next_beat = now + beat;
+    }
     std::vector<pollfd> fds{{stop_pipe_[0], POLLIN, 0}};
     std::vector<size_t> which;
     for (size_t i = 0; i < peers_.size(); ++i) {
       if (peers_[i].fd < 0) continue;
+      // Silent past the bound, and not already saying goodbye (a record in progress).
+      if (bounded && !reported[i] && received[i].empty() && now - heard[i] > silence_) {
+        reported[i] = true;
+        peerSilent(peers_[i], std::chrono::duration_cast<milliseconds>(now - heard[i]));
+      }
       fds.push_back({peers_[i].fd, POLLIN, 0});
       which.push_back(i);
     }
     if (which.empty()) return;  // every peer left
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    const auto wait = std::chrono::duration_cast<milliseconds>(next_beat - Clock::now());
+    if (poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait.count(), 0) + 1)) <
+        0) {
       if (errno == EINTR) continue;
       return;
     }
@@ -335,7 +374,15 @@ void LauncherWatch::watch() {
       char buffer[4096];
       const ssize_t n = recv(peer.fd, buffer, sizeof buffer, MSG_DONTWAIT);
       if (n > 0) {
-        if (bytes.size() < sizeof(AbortHeader) + kMessageBytes + 1) bytes.append(buffer, n);
+        heard[which[k]] = Clock::now();
+        // Heartbeats come before a last record, never inside one (leave() stops this thread
+        // before it sends the record).
+        size_t skip = 0;
+        while (bytes.empty() && skip < static_cast<size_t>(n) && buffer[skip] == kBeat)
+          ++skip;
+        if (bytes.size() < sizeof(AbortHeader) + kMessageBytes + 1) {
+          bytes.append(buffer + skip, static_cast<size_t>(n) - skip);
+        }
         continue;
       }
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -358,6 +405,27 @@ void LauncherWatch::watch() {
       peerEnded(peer);
     }
   }
+}
+
+void LauncherWatch::peerSilent(const Peer& peer, std::chrono::milliseconds silent) {
+  const std::string how =
+      str("has sent nothing for ", silent.count() / 1000.0,
+          " s, not even the watch's heartbeat (stopped, or hung; SYNK_LAUNCHER_SILENCE, seconds, "
+          "bounds this, 0: no bound)");
+  if (peer.node == 0) {
+    const std::string why = str("the master's process (node 0's launcher, pid ", peer.pid, " on ",
+                                peer.host, ") ", how);
+    if (abortSession(cb_, AbortReason::Timeout, cb_.master_rank, why)) {
+      logWarning("node ", layout_.node, ": ", why, ": this node's ranks stop");
+    }
+    return;
+  }
+  const int first = peer.node * layout_.ranks_per_node;
+  const int last = first + layout_.ranks_per_node - 1;
+  abortSession(cb_, AbortReason::Timeout, first,
+               str("node ", peer.node, "'s launcher process (pid ", peer.pid, " on ", peer.host,
+                   ") ", how, ": its rank",
+                   first == last ? str(" ", first) : str("s ", first, "-", last), " cannot go on"));
 }
 
 void LauncherWatch::peerEnded(const Peer& peer) {

@@ -20,8 +20,17 @@
 // job's launcher on a shared host) is refused, and a node tries node 0's next address until it
 // is welcomed. Known limit: a process the launcher forks without exec after synk::fork() (its
 // own children) inherits the connections, so its launcher's death shows only when they end too.
+//
+// A launcher that stops without ending (SIGSTOP, a debugger, a hung machine) closes nothing. So
+// every watch sends a heartbeat byte on each connection every beat (a quarter of the silence
+// bound, at most a second), and a peer that sends nothing for the silence bound
+// (SYNK_LAUNCHER_SILENCE, seconds; default 30; 0: none) is reported as stopped or hung: node 0
+// aborts its session with a Timeout naming that node's launcher and ranks, another node aborts
+// its own when the master's process is the silent one. Without it such a node was seen only at
+// the step's deadline (10 minutes by default), and never while the session was idle.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -54,9 +63,14 @@ class LauncherWatch {
     std::string host;
   };
   // The watch over connections already made (what start() does once connected; the tests give
-  // it socket pairs).
+  // it socket pairs). `silence`: the bound above (0: none).
   static std::unique_ptr<LauncherWatch> over(ControlBlock& cb, const NodeLayout& layout,
-                                             std::vector<Peer> peers);
+                                             std::vector<Peer> peers,
+                                             std::chrono::milliseconds silence = kDefaultSilence);
+  static constexpr std::chrono::milliseconds kDefaultSilence{30000};
+  // SYNK_LAUNCHER_SILENCE in seconds (fractions allowed), else kDefaultSilence; a value that is
+  // not a number >= 0 is warned about, naming it, and the default kept.
+  static std::chrono::milliseconds silenceBound();
   ~LauncherWatch();  // leave()
   LauncherWatch(const LauncherWatch&) = delete;
   LauncherWatch& operator=(const LauncherWatch&) = delete;
@@ -66,15 +80,17 @@ class LauncherWatch {
   void leave() noexcept;
 
  private:
-  LauncherWatch(ControlBlock& cb, const NodeLayout& layout, std::vector<Peer> peers);
+  LauncherWatch(ControlBlock& cb, const NodeLayout& layout, std::vector<Peer> peers,
+                std::chrono::milliseconds silence);
   void watch();
-  // A peer's connection ended or said something: false once it is done with.
-  bool read(Peer& peer);
   void peerEnded(const Peer& peer);
+  // `peer` sent nothing, not even a heartbeat, for `silent`.
+  void peerSilent(const Peer& peer, std::chrono::milliseconds silent);
 
   ControlBlock& cb_;
   NodeLayout layout_;
   std::vector<Peer> peers_;
+  std::chrono::milliseconds silence_;
   int stop_pipe_[2] = {-1, -1};
   std::atomic<bool> left_{false};
   std::thread thread_;

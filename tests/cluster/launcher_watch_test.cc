@@ -1,7 +1,9 @@
 // LauncherWatch (cluster/launcher_watch.h) over socket pairs: how a peer's end of the stream is
 // read. A launcher that leaves normally ('q') aborts nothing; one that leaves aborted hands over
 // its record; an end without either is a death, named by node and ranks (or as the master's
-// process, on another node); leave() says which of the first two this node is.
+// process, on another node); leave() says which of the first two this node is. Every watch sends
+// heartbeats; a peer silent past the bound is named as stopped or hung.
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -70,6 +72,13 @@ std::string readAll(int fd) {
   return bytes;
 }
 
+// What a watch sent, without the heartbeats before its last record.
+std::string withoutBeats(const std::string& bytes) {
+  return bytes.substr(std::min(bytes.find_first_not_of('h'), bytes.size()));
+}
+
+using std::chrono::milliseconds;
+
 TEST_CASE(
     "node 0's watch: a launcher that leaves with 'q' aborts nothing, one that ends without "
     "is named with its ranks") {
@@ -129,7 +138,7 @@ TEST_CASE("leave says 'q' after a normal session, the abort record after an abor
     Pair zero;
     auto watch = LauncherWatch::over(*cb, NodeLayout{2, 1, 1}, {{0, zero.watched, 42, "head"}});
     watch->leave();
-    CHECK(readAll(zero.peer) == "q");
+    CHECK(withoutBeats(readAll(zero.peer)) == "q");
     CHECK(cb->abort.load() == 0);  // leaving aborts nothing here
     close(zero.peer);
   }
@@ -139,12 +148,84 @@ TEST_CASE("leave says 'q' after a normal session, the abort record after an abor
     auto watch = LauncherWatch::over(*cb, NodeLayout{2, 1, 1}, {{0, zero.watched, 42, "head"}});
     REQUIRE(abortSession(*cb, AbortReason::Fatal, 1, "rank 1 failed: boom"));
     watch->leave();
-    const std::string note = readAll(zero.peer);
+    const std::string note = withoutBeats(readAll(zero.peer));
     REQUIRE(note.size() > 13);
     CHECK(note[0] == 'a');
     CHECK(note.substr(13) == "rank 1 failed: boom");
     close(zero.peer);
   }
+}
+
+TEST_CASE("heartbeats: a watch sends them while it runs, a 'q' after a peer's is a normal leave") {
+  LocalControlBlock cb(2);
+  Pair one;
+  // No silence bound here: the test's end beats only when it leaves.
+  auto watch = LauncherWatch::over(*cb, NodeLayout{2, 0, 1}, {{1, one.watched, 111, "host-a"}},
+                                   milliseconds(0));
+  std::string got;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (got.size() < 2 && std::chrono::steady_clock::now() < give_up) {
+    pollfd fd{one.peer, POLLIN, 0};
+    char buffer[64];
+    if (poll(&fd, 1, 100) == 1) {
+      const ssize_t n = read(one.peer, buffer, sizeof buffer);
+      REQUIRE(n > 0);
+      got.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  CHECK(got.size() >= 2);  // a beat a second (the most), nothing else
+  CHECK(got.find_first_not_of('h') == std::string::npos);
+  REQUIRE(write(one.peer, "hhhq", 4) == 4);
+  shutdown(one.peer, SHUT_WR);
+  readAll(one.peer);  // ends when the watch has read the end of our stream and closed its side
+  CHECK(cb->abort.load() == 0);
+  watch->leave();
+  close(one.peer);
+}
+
+TEST_CASE("node 0's watch: a launcher that sends nothing past the bound is named, with its ranks") {
+  LocalControlBlock cb(4);
+  Pair one;
+  auto watch = LauncherWatch::over(*cb, NodeLayout{2, 0, 2}, {{1, one.watched, 111, "host-a"}},
+                                   milliseconds(200));
+  REQUIRE(awaitAbort(*cb) == static_cast<uint32_t>(AbortReason::Timeout));
+  CHECK(cb->abort_rank == 2);
+  const std::string message = abortMessage(*cb);
+  CHECK(message.find("node 1's launcher process (pid 111 on host-a) has sent nothing for ") == 0);
+  CHECK(message.find("(stopped, or hung; SYNK_LAUNCHER_SILENCE") != std::string::npos);
+  CHECK(message.find("its ranks 2-3 cannot go on") != std::string::npos);
+  watch->leave();
+  close(one.peer);
+}
+
+TEST_CASE("another node's watch: a master's process silent past the bound aborts the node") {
+  LocalControlBlock cb(2);
+  cb->master_rank = 0;
+  Pair zero;
+  auto watch = LauncherWatch::over(*cb, NodeLayout{2, 1, 1}, {{0, zero.watched, 42, "head"}},
+                                   milliseconds(200));
+  REQUIRE(awaitAbort(*cb) == static_cast<uint32_t>(AbortReason::Timeout));
+  CHECK(cb->abort_rank == 0);
+  CHECK(abortMessage(*cb).find(
+            "the master's process (node 0's launcher, pid 42 on head) has sent nothing for ") == 0);
+  watch->leave();
+  close(zero.peer);
+}
+
+TEST_CASE("SYNK_LAUNCHER_SILENCE sets the bound in seconds; a bad value keeps the default") {
+  const char* before = std::getenv("SYNK_LAUNCHER_SILENCE");
+  const std::string saved = before ? before : "";
+  setenv("SYNK_LAUNCHER_SILENCE", "2.5", 1);
+  CHECK(LauncherWatch::silenceBound() == milliseconds(2500));
+  setenv("SYNK_LAUNCHER_SILENCE", "0", 1);
+  CHECK(LauncherWatch::silenceBound() == milliseconds(0));
+  for (const char* bad : {"-1", "ten", "5s"}) {
+    setenv("SYNK_LAUNCHER_SILENCE", bad, 1);
+    CHECK(LauncherWatch::silenceBound() == LauncherWatch::kDefaultSilence);
+  }
+  unsetenv("SYNK_LAUNCHER_SILENCE");
+  CHECK(LauncherWatch::silenceBound() == LauncherWatch::kDefaultSilence);
+  if (before) setenv("SYNK_LAUNCHER_SILENCE", saved.c_str(), 1);
 }
 
 }  // namespace

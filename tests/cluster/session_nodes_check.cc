@@ -24,6 +24,9 @@
 //       launcher watch (cluster/launcher_watch.h) raises PeerFailure naming it at once (the step
 //       deadline is a minute); with SYNK_LAUNCHER_WATCH=0 the step's 2 s deadline raises Timeout
 //       naming node 1's ranks
+//   session_nodes_check stop-launcher RANKS_PER_NODE   the same, node 1's launcher stopped
+//       (SIGSTOP): with SYNK_LAUNCHER_SILENCE=2 the watch raises Timeout naming it as silent
+//       within seconds (the step deadline is a minute)
 //   session_nodes_check ship-rows 1   2 x 1: calls on a Data of 64 rows; node 1's copy holds
 //       only the rows its rank read (its segment's allocated bytes), results exact
 //   session_nodes_check kill-master RANKS_PER_NODE   the master steps until the script kills it
@@ -485,6 +488,8 @@ int main(int argc, char** argv) {
     if (scenario == "kill-launcher" && watched)
       return stepUntil<PeerFailure>(session, "PeerFailure");
     if (scenario == "kill-launcher") return stepUntil<Timeout>(session, "Timeout");
+    // Node 1's launcher stopped: silent past SYNK_LAUNCHER_SILENCE, a Timeout naming it.
+    if (scenario == "stop-launcher") return stepUntil<Timeout>(session, "Timeout");
     if (scenario == "kill-master") return stepUntil<Error>(session, "Error");
     std::fprintf(stderr, "session_nodes_check: unknown scenario '%s'\n", scenario.c_str());
     return 2;

@@ -23,6 +23,9 @@
 #    1's launcher and ranks 2-3 at once (the step deadline is a minute); with
 #    SYNK_LAUNCHER_WATCH=0 the master's 2 s deadline names ranks 2 and 3 and node 1, late whole.
 #    Either way node 1's other rank dies with its launcher and its watcher removes its memory;
+#  - 2 x 2: node 1's launcher stopped (SIGSTOP, alive but silent): with SYNK_LAUNCHER_SILENCE=2
+#    the master raises Timeout naming node 1's launcher as silent and ranks 2-3 within seconds
+#    (the step deadline is a minute); the stopped launcher is then killed and its node cleaned up;
 #  - 2 x 2: the master's process (node 0's launcher) killed: node 1's launcher and ranks end on
 #    their own within seconds (without the watch they would wait for the master for good), and
 #    node 1's shared memory is removed.
@@ -156,6 +159,35 @@ took_watched=$took
 # Whichever of node 0's ranks (0, 1) reaches its deadline first names node 1's.
 kill_launcher 0 "^master: Timeout: rank [01] timed out at .*: rank\(s\) 2, 3 did not arrive before the deadline; on node\(s\) 1 \(all its ranks\) of 2: a node late whole may have lost its launcher process"
 
+# Node 1's launcher stopped (SIGSTOP): alive, so nothing closes; its silence past the bound
+# (SYNK_LAUNCHER_SILENCE=2 s; the step deadline is a minute) makes the master raise Timeout
+# naming it. The job cannot end while it is stopped: the script kills it once the master spoke.
+start=$SECONDS
+rm -f "$work"/node-*.pid "$work/out"
+SYNK_LAUNCHER_SILENCE=2 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 \
+  -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR -x SYNK_LAUNCHER_SILENCE \
+  --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
+  --mca orte_abort_on_non_zero_status 0 "$check" stop-launcher 2 > "$work/out" 2>&1 &
+job=$!
+await_ready "stop-launcher"
+leader=$(cat "$work/node-1.pid")
+children=$(pgrep -P "$leader")
+kill -STOP "$leader"
+said="^master: Timeout: node 1's launcher process \(pid $leader on .*\) has sent nothing for [0-9.]+ s, not even the watch's heartbeat \(stopped, or hung; SYNK_LAUNCHER_SILENCE.*\): its ranks 2-3 cannot go on"
+for _ in $(seq 300); do  # at most 30 s
+  grep -qE "$said" "$work/out" 2>/dev/null && break
+  read -rt 0.1 <> <(:) || true
+done
+took_stopped=$((SECONDS - start))
+kill -KILL "$leader" 2>/dev/null
+wait $job
+grep -qE "$said" "$work/out" \
+  || { echo "FAIL: stop-launcher: the master did not name the silent launcher:"; cat "$work/out"; exit 1; }
+alive=$(await_gone $children)
+[[ -z $alive ]] || { echo "FAIL: stop-launcher: node 1's process(es) $alive outlived its launcher"; exit 1; }
+await_node_memory_gone
+[[ -z $(left_behind) ]] || { echo "FAIL: stop-launcher: shared memory left: $(left_behind)"; exit 1; }
+
 # The master's process killed: node 1 (its launcher and rank 3) must end on its own.
 rm -f "$work"/node-*.pid "$work/out"
 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 \
@@ -186,4 +218,4 @@ grep -q "node 1: the master's process (node 0's launcher, pid [0-9]* on .*) ende
 await_node_memory_gone
 # Node 0's own segments: its watcher removes them once the master is gone (the same wait).
 [[ -z $(left_behind) ]] || { echo "FAIL: kill-master: shared memory left: $(left_behind)"; exit 1; }
-echo "PASS (kill-launcher took ${took_watched} s with the watch, ${took} s without; kill-master ${took_master} s)"
+echo "PASS (kill-launcher took ${took_watched} s with the watch, ${took} s without; stop-launcher ${took_stopped} s; kill-master ${took_master} s)"
