@@ -6,8 +6,10 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +38,7 @@ struct Rendezvous {
   char host[256];
   uint32_t addresses;  // IPv4 addresses of node 0 besides its name, network order
   uint32_t address[kMaxAddresses];
+  int64_t silence_ms;  // node 0's bound, every node's: one beat and one bound everywhere
 };
 // What a node says once connected.
 struct Hello {
@@ -235,6 +238,7 @@ std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const Node
   if (layout.node == 0) {
     r.pid = static_cast<int32_t>(getpid());
     r.token = randomToken();
+    r.silence_ms = silenceBound().count();
     const std::string host = hostName();
     std::strncpy(r.host, host.c_str(), sizeof r.host - 1);
     if (!wanted) {
@@ -292,7 +296,15 @@ std::unique_ptr<LauncherWatch> LauncherWatch::start(ControlBlock& cb, const Node
     }
     return nullptr;
   }
-  return over(cb, layout, std::move(peers), silenceBound());
+  for (const Peer& peer : peers) {
+    // The last record goes out at once (no Nagle delay); a send to a stopped peer with a full
+    // buffer gives up after 2 s (leave() must not hang on it).
+    const int one = 1;
+    setsockopt(peer.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const timeval bound{2, 0};
+    setsockopt(peer.fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
+  }
+  return over(cb, layout, std::move(peers), std::chrono::milliseconds(r.silence_ms));
 }
 
 std::unique_ptr<LauncherWatch> LauncherWatch::over(ControlBlock& cb, const NodeLayout& layout,
@@ -311,7 +323,14 @@ std::chrono::milliseconds LauncherWatch::silenceBound() {
                "': the default, ", kDefaultSilence.count() / 1000, " s, is kept");
     return kDefaultSilence;
   }
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  const auto bound = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  if (seconds > 0 && bound < kMinSilence) {
+    // A few beats must fit in the bound, with room for a busy host's scheduling.
+    logWarning("SYNK_LAUNCHER_SILENCE=", text, " is below the shortest bound, ",
+               kMinSilence.count() / 1000, " s: that is used");
+    return kMinSilence;
+  }
+  return bound;
 }
 
 LauncherWatch::LauncherWatch(ControlBlock& cb, const NodeLayout& layout, std::vector<Peer> peers,
@@ -469,7 +488,14 @@ void LauncherWatch::leave() noexcept {
     }
   }
   for (Peer& peer : peers_) {
-    if (peer.fd >= 0) (void)sendAll(peer.fd, note.data(), note.size());
+    if (peer.fd < 0) continue;
+    (void)sendAll(peer.fd, note.data(), note.size());
+    // Closing with unread bytes (the peer's last heartbeats) would reset the connection and could
+    // drop the note: end our side, then read what is there.
+    shutdown(peer.fd, SHUT_WR);
+    char drain[256];
+    while (recv(peer.fd, drain, sizeof drain, MSG_DONTWAIT) > 0) {
+    }
   }
   closeAll(peers_);
   close(stop_pipe_[0]);

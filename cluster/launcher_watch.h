@@ -24,7 +24,8 @@
 // A launcher that stops without ending (SIGSTOP, a debugger, a hung machine) closes nothing. So
 // every watch sends a heartbeat byte on each connection every beat (a quarter of the silence
 // bound, at most a second), and a peer that sends nothing for the silence bound
-// (SYNK_LAUNCHER_SILENCE, seconds; default 30; 0: none) is reported as stopped or hung: node 0
+// (SYNK_LAUNCHER_SILENCE on node 0, seconds, at least 3; default 30; 0: none; node 0 hands it to
+// every node with its address, so beats and bounds agree) is reported as stopped or hung: node 0
 // aborts its session with a Timeout naming that node's launcher and ranks, another node aborts
 // its own when the master's process is the silent one. Without it such a node was seen only at
 // the step's deadline (10 minutes by default), and never while the session was idle.
@@ -68,8 +69,10 @@ class LauncherWatch {
                                              std::vector<Peer> peers,
                                              std::chrono::milliseconds silence = kDefaultSilence);
   static constexpr std::chrono::milliseconds kDefaultSilence{30000};
+  static constexpr std::chrono::milliseconds kMinSilence{3000};
   // SYNK_LAUNCHER_SILENCE in seconds (fractions allowed), else kDefaultSilence; a value that is
-  // not a number >= 0 is warned about, naming it, and the default kept.
+  // not a number >= 0 is warned about, naming it, and the default kept; one above 0 but below
+  // kMinSilence is warned about and raised to it. Node 0 reads it; every node uses node 0's.
   static std::chrono::milliseconds silenceBound();
   ~LauncherWatch();  // leave()
   LauncherWatch(const LauncherWatch&) = delete;

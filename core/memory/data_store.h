@@ -3,6 +3,8 @@
 // payloads) and collects the ids of those that went away; the next step carries them to every
 // rank, whose BlobCache then drops its mapping (core/memory/blob.h). Every rank maps the blobs a
 // command names through its BlobCache.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,7 +24,12 @@ class DataStore {
   // Master: a blob went away; the next step tells the ranks to drop their mapping.
   void released(uint64_t id) { pending_releases_.push_back(id); }
   const std::vector<uint64_t>& pendingReleases() const { return pending_releases_; }
-  void releasesSent() { pending_releases_.clear(); }
+  // The first `count` pending releases went out with a command (later ones wait for the next).
+  void releasesSent(size_t count) {
+    pending_releases_.erase(pending_releases_.begin(),
+                            pending_releases_.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                            count, pending_releases_.size())));
+  }
 
   // Every rank, once its device exists: maps blobs for it.
   void open(const std::string& prefix, Device* device) {

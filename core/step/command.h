@@ -43,6 +43,7 @@ struct PayloadHeader {
   uint64_t blob_id = 0;       // else: in this blob
   uint64_t blob_generation = 0;
   uint64_t blob_bytes = 0;
+  uint64_t blob_used = 0;  // of which the command takes the first blob_used
 };
 
 }  // namespace synk

@@ -43,7 +43,9 @@ StepResult ShipDataHandler::run(ByteReader& payload, Waiter& waiter) {
   if (!leaders_) leaders_ = link->hostCommunicator();
   // The master's node reads the master's blobs; only the other nodes take a copy.
   const bool receives = rank_.group->span().node != 0;
-  for (const BlobRef& ref : request_.blobs) {
+  for (size_t k = 0; k < request_.blobs.size(); ++k) {
+    const BlobRef& ref = request_.blobs[k];
+    const uint64_t length = k < request_.lengths.size() ? request_.lengths[k] : ref.bytes;
     std::byte* bytes = nullptr;
     if (rank_.isMaster()) {
       try {
@@ -59,12 +61,12 @@ StepResult ShipDataHandler::run(ByteReader& payload, Waiter& waiter) {
       }
     }
     if (bytes == nullptr) {  // still in the broadcast, which every leader takes part in
-      scratch_.resize(ref.bytes);
+      scratch_.resize(length);
       bytes = scratch_.data();
     }
     BroadcastArgs args;
     args.buffer = bytes;
-    args.count = ref.bytes;
+    args.count = length;
     args.dtype = DType::UInt8;
     args.root = 0;  // the leaders' communicator: rank = node, the master's is node 0
     leaders_->broadcast(args, waiter);

@@ -41,11 +41,14 @@ struct ShipRows {
 
 struct ShipRequest {
   std::vector<BlobRef> blobs;  // whole, to every node
+  // Per blob, of its first entries: the bytes to send, where only the start is used (a command's
+  // payload blob, larger than the payload); the others go whole.
+  std::vector<uint64_t> lengths;
   std::vector<ShipRows> rows;  // some rows, to one node each
 
   template <typename Io, typename Self>
   static void fields(Io& io, Self& self) {
-    io(self.blobs, self.rows);
+    io(self.blobs, self.lengths, self.rows);
   }
 };
 

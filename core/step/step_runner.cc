@@ -72,58 +72,74 @@ BlobRef StepRunner::writePayloadBlob(const ByteWriter& framed) {
   return {payload_blob_id_, payload_blob_generation_, payload_blob_->size()};
 }
 
-void StepRunner::shipLargePayload(const ByteWriter& payload) {
-  // The blob carries no releases: they go with the ship step's own command, which fits.
+void StepRunner::shipLargePayload(const ByteWriter& payload, const std::string& what) {
+  // The blob holds the whole frame, the pending releases included (the command that names it
+  // sends them); the ship step's own command carries none, so it always fits.
   ByteWriter framed;
-  framed.putVector(std::vector<uint64_t>{});
+  framed.putVector(data_.pendingReleases());
   framed.append(payload.data(), payload.size());
+  const ShippedPayload shipped{writePayloadBlob(framed), framed.size(),
+                               data_.pendingReleases().size()};
   ShipRequest request;
-  request.blobs.push_back(writePayloadBlob(framed));
+  request.blobs.push_back(shipped.ref);
+  request.lengths.push_back(shipped.used);  // not the blob's spare room
   ByteWriter ship;
   ship.write(request);
-  static const std::string kWhat = "shipping a command's arguments to the other nodes";
-  run(Opcode::ShipData, ship, kWhat);
-  shipped_payload_ = request.blobs.front();
+  shipping_ = true;
+  try {
+    run(Opcode::ShipData, ship, str(what, " (shipping its arguments to the other nodes)"));
+  } catch (...) {
+    shipping_ = false;
+    throw;
+  }
+  shipping_ = false;
+  shipped_payload_ = shipped;
 }
 
 bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post) {
   ControlBlock& cb = group_->control();
   // A payload shipped to the other nodes by the step before this one (run()): in its blob.
-  const std::optional<BlobRef> shipped = std::exchange(shipped_payload_, std::nullopt);
-  ByteWriter& framed = framed_;  // reused: no allocation on the step path once grown
-  framed.clear();
-  // Quit carries no releases (nobody maps anything after it): it always fits.
-  static const std::vector<uint64_t> kNone;
-  framed.putVector(opcode == Opcode::Quit ? kNone : data_.pendingReleases());
-  framed.append(payload.data(), payload.size());
+  const std::optional<ShippedPayload> shipped = std::exchange(shipped_payload_, std::nullopt);
   PayloadHeader header;
-  bool releases_sent = true;
-  if (sizeof header + framed.size() <= kCommandBytes) {
-    header.inline_bytes = framed.size();
-    header.posted = post ? 1 : 0;
-    std::memcpy(cb.payload[half] + sizeof header, framed.data(), framed.size());
+  size_t releases_sent = 0;
+  if (shipped) {
+    header.blob_id = shipped->ref.id;
+    header.blob_generation = shipped->ref.generation;
+    header.blob_bytes = shipped->ref.bytes;
+    header.blob_used = shipped->used;
+    releases_sent = shipped->releases;
   } else {
-    // Too large for the control block (long index lists): in a blob, which grows. Never posted:
-    // the blob is rewritten by the next step. Over several nodes run() shipped it already (the
-    // blob would be in this node's shared memory only), without the releases: they stay pending.
-    BlobRef ref;
-    if (shipped) {
-      ref = *shipped;
-      releases_sent = false;
+    // Quit carries no releases (nobody maps anything after it): it always fits; nor does the
+    // step that ships a large payload (its command names one blob: it always fits).
+    static const std::vector<uint64_t> kNone;
+    const std::vector<uint64_t>& releases =
+        opcode == Opcode::Quit || shipping_ ? kNone : data_.pendingReleases();
+    ByteWriter& framed = framed_;  // reused: no allocation on the step path once grown
+    framed.clear();
+    framed.putVector(releases);
+    framed.append(payload.data(), payload.size());
+    releases_sent = releases.size();
+    if (sizeof header + framed.size() <= kCommandBytes) {
+      header.inline_bytes = framed.size();
+      header.posted = post ? 1 : 0;
+      std::memcpy(cb.payload[half] + sizeof header, framed.data(), framed.size());
     } else if (group_->spansNodes()) {
       throw InternalError(str(stepName(opcode), ": a payload of ", framed.size(),
                               " bytes was not shipped to the other nodes before its step"));
     } else {
-      ref = writePayloadBlob(framed);
+      // Too large for the control block (long index lists): in a blob, which grows. Never
+      // posted: the blob is rewritten by the next step.
+      const BlobRef ref = writePayloadBlob(framed);
+      header.blob_id = ref.id;
+      header.blob_generation = ref.generation;
+      header.blob_bytes = ref.bytes;
+      header.blob_used = framed.size();
     }
-    header.blob_id = ref.id;
-    header.blob_generation = ref.generation;
-    header.blob_bytes = ref.bytes;
   }
   std::memcpy(cb.payload[half], &header, sizeof header);
   cb.payload_bytes[half] = static_cast<uint32_t>(sizeof header + header.inline_bytes);
   cb.opcode[half] = static_cast<uint32_t>(opcode);
-  if (releases_sent) data_.releasesSent();  // only now: a failure above must not forget them
+  data_.releasesSent(releases_sent);  // only now: a failure above must not forget them
   return header.posted != 0;
 }
 
@@ -137,7 +153,7 @@ ByteReader StepRunner::readCommand(Opcode& opcode, size_t half, bool& posted) {
   if (header.inline_bytes == 0 && header.blob_id != 0) {
     const std::byte* bytes =
         data_.blobs().attach({header.blob_id, header.blob_generation, header.blob_bytes});
-    blob_copy_.assign(bytes, bytes + header.blob_bytes);
+    blob_copy_.assign(bytes, bytes + header.blob_used);  // the payload, not the spare room
     reader = ByteReader(blob_copy_.data(), blob_copy_.size());
   }
   if (opcode != Opcode::Quit) {
@@ -152,7 +168,10 @@ ByteReader StepRunner::readCommand(Opcode& opcode, size_t half, bool& posted) {
 StepResult StepRunner::run(Opcode opcode, const ByteWriter& payload, const std::string& what,
                            bool post) {
   // Over several nodes a payload too large for the control block goes first, a step of its own.
-  if (group_->spansNodes() && !fitsControlBlock(payload)) shipLargePayload(payload);
+  // (Not the ship step's own: its command always fits.)
+  if (group_->spansNodes() && !shipping_ && !fitsControlBlock(payload)) {
+    shipLargePayload(payload, what);
+  }
   const uint64_t start_epoch = group_->barrier().epoch() + 1;  // of this step's CommandStart
   const bool posted = writeCommand(opcode, payload, start_epoch % 2, post);
   Waiter& waiter = stepWaiter(what);

@@ -92,11 +92,12 @@ class StepRunner {
   bool fitsControlBlock(const ByteWriter& payload) const;
   // Copies `framed` into the master's payload blob (a new generation when it grows).
   BlobRef writePayloadBlob(const ByteWriter& framed);
-  // Over several nodes, a payload too large for the control block: into the payload blob, which
-  // a ship-data step of its own (core/step/ship_data.h) copies into every other node's shared
-  // memory under the same name, so that their ranks read it there; the step's command then
-  // refers to it (shipped_payload_).
-  void shipLargePayload(const ByteWriter& payload);
+  // Over several nodes, a payload too large for the control block: its frame (the pending
+  // releases, then the payload) into the payload blob, which a ship-data step of its own
+  // (core/step/ship_data.h) copies into every other node's shared memory under the same name,
+  // so that their ranks read it there; the step's command then refers to it (shipped_payload_).
+  // `what` names the step the payload is for.
+  void shipLargePayload(const ByteWriter& payload, const std::string& what);
   // After a step's CommandEnd: this rank's times of the step that started at `start_epoch`.
   void publishStepTimes(uint64_t start_epoch);
   ByteReader readCommand(Opcode& opcode, size_t half, bool& posted);
@@ -116,9 +117,17 @@ class StepRunner {
   std::unique_ptr<ShmSegment> payload_blob_;
   uint64_t payload_blob_id_ = 0;
   uint64_t payload_blob_generation_ = 0;
-  std::vector<std::byte> blob_copy_;        // a large payload, copied out of its blob
-  std::optional<BlobRef> shipped_payload_;  // master: shipped for the next command (run())
-  ByteWriter framed_;                       // master: the command being written, reused
+  std::vector<std::byte> blob_copy_;  // a large payload, copied out of its blob
+  // Master: a payload shipped for the next command (run()): its blob, the frame's bytes and how
+  // many of the pending releases the frame holds.
+  struct ShippedPayload {
+    BlobRef ref;
+    uint64_t used = 0;
+    size_t releases = 0;
+  };
+  std::optional<ShippedPayload> shipped_payload_;
+  bool shipping_ = false;  // master: inside shipLargePayload's ship step
+  ByteWriter framed_;      // master: the command being written, reused
   // Every step's waiter, re-armed for each (stepWaiter): no allocation for its description.
   std::optional<Waiter> step_waiter_;
   // Master: the last posted step, until a later step completes (every rank then started it, so

@@ -72,6 +72,22 @@ std::string readAll(int fd) {
   return bytes;
 }
 
+// Reads until the other side closes, at most 10 s (a watch that never closes fails the test).
+std::string readAllBounded(int fd) {
+  std::string bytes;
+  char buffer[4096];
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < give_up) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) != 1) continue;
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) return bytes;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  FAIL("the watch did not close its side within 10 s");
+  return bytes;
+}
+
 // What a watch sent, without the heartbeats before its last record.
 std::string withoutBeats(const std::string& bytes) {
   return bytes.substr(std::min(bytes.find_first_not_of('h'), bytes.size()));
@@ -177,7 +193,7 @@ TEST_CASE("heartbeats: a watch sends them while it runs, a 'q' after a peer's is
   CHECK(got.find_first_not_of('h') == std::string::npos);
   REQUIRE(write(one.peer, "hhhq", 4) == 4);
   shutdown(one.peer, SHUT_WR);
-  readAll(one.peer);  // ends when the watch has read the end of our stream and closed its side
+  readAllBounded(one.peer);  // ends when the watch has read our stream's end and closed its side
   CHECK(cb->abort.load() == 0);
   watch->leave();
   close(one.peer);
@@ -212,11 +228,14 @@ TEST_CASE("another node's watch: a master's process silent past the bound aborts
   close(zero.peer);
 }
 
-TEST_CASE("SYNK_LAUNCHER_SILENCE sets the bound in seconds; a bad value keeps the default") {
+TEST_CASE(
+    "SYNK_LAUNCHER_SILENCE sets the bound in seconds, at least 3, a bad value keeps the default") {
   const char* before = std::getenv("SYNK_LAUNCHER_SILENCE");
   const std::string saved = before ? before : "";
-  setenv("SYNK_LAUNCHER_SILENCE", "2.5", 1);
-  CHECK(LauncherWatch::silenceBound() == milliseconds(2500));
+  setenv("SYNK_LAUNCHER_SILENCE", "7.5", 1);
+  CHECK(LauncherWatch::silenceBound() == milliseconds(7500));
+  setenv("SYNK_LAUNCHER_SILENCE", "0.5", 1);  // too short for a few beats on a busy host
+  CHECK(LauncherWatch::silenceBound() == LauncherWatch::kMinSilence);
   setenv("SYNK_LAUNCHER_SILENCE", "0", 1);
   CHECK(LauncherWatch::silenceBound() == milliseconds(0));
   for (const char* bad : {"-1", "ten", "5s"}) {

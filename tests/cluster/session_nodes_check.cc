@@ -25,7 +25,7 @@
 //       deadline is a minute); with SYNK_LAUNCHER_WATCH=0 the step's 2 s deadline raises Timeout
 //       naming node 1's ranks
 //   session_nodes_check stop-launcher RANKS_PER_NODE   the same, node 1's launcher stopped
-//       (SIGSTOP): with SYNK_LAUNCHER_SILENCE=2 the watch raises Timeout naming it as silent
+//       (SIGSTOP): with SYNK_LAUNCHER_SILENCE=5 the watch raises Timeout naming it as silent
 //       within seconds (the step deadline is a minute)
 //   session_nodes_check ship-rows 1   2 x 1: calls on a Data of 64 rows; node 1's copy holds
 //       only the rows its rank read (its segment's allocated bytes), results exact
@@ -239,28 +239,39 @@ void runModels(Session& session) {
   CallOptions listed;
   listed.batch = Selection::indices(picked);
   printValue("x_plus_v on listed rows", plus({xs}, listed).at(0));
-  // An index list of 12,000 rows (96 KB): the command is larger than the control block's 64 KiB,
-  // so its arguments travel in a blob of the master's, shipped to every node first.
+  // Index lists of 12,000 rows (96 KB), twice (the payload blob rewritten in place on every
+  // node), then 30,000 (it grows: a new generation): each command is larger than the control
+  // block's 64 KiB, so its arguments travel in a blob of the master's, shipped to every node first.
+  // Then 9,000 dropped Data: their releases alone pass 64 KiB, and go in a shipped blob too.
   Function total = session.function(model, "int_total");
   const int64_t int_rows = 40, int_cols = 3;
   std::vector<int64_t> ints(static_cast<size_t>(int_rows * int_cols));
   for (size_t i = 0; i < ints.size(); ++i)
     ints[i] = static_cast<int64_t>(i * i % 1009) - 500;
   Data int_data = session.data(Array::of<int64_t>({int_rows, int_cols}, ints));
-  std::vector<int64_t> many;
-  int64_t want = 0;
-  for (int64_t i = 0; i < 12000; ++i) {
-    many.push_back((i * 37 + 11) % int_rows);
-    for (int64_t c = 0; c < int_cols; ++c)
-      want += ints[static_cast<size_t>(many.back() * int_cols + c)];
-  }
-  CallOptions long_list;
-  long_list.batch = Selection::indices(many);
-  const Array got = total({int_data}, long_list).at(0);
-  if (got.flat(0) != static_cast<double>(want)) {
-    throw std::runtime_error(str("int_total on 12000 listed rows: ", got.flat(0), ", want ", want));
-  }
-  printValue("int_total on 12000 listed rows (a command over 64 KiB)", got);
+  auto listedTotal = [&](int64_t count, int64_t stride) {
+    std::vector<int64_t> many;
+    int64_t want = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      many.push_back((i * stride + 11) % int_rows);
+      for (int64_t c = 0; c < int_cols; ++c)
+        want += ints[static_cast<size_t>(many.back() * int_cols + c)];
+    }
+    CallOptions long_list;
+    long_list.batch = Selection::indices(many);
+    const Array got = total({int_data}, long_list).at(0);
+    if (got.flat(0) != static_cast<double>(want)) {
+      throw std::runtime_error(
+          str("int_total on ", count, " listed rows: ", got.flat(0), ", want ", want));
+    }
+    printValue(str("int_total on ", count, " listed rows (stride ", stride, ")"), got);
+  };
+  listedTotal(12000, 37);
+  listedTotal(12000, 13);
+  listedTotal(30000, 7);
+  for (int i = 0; i < 9000; ++i)
+    session.data(Array::scalar<int32_t>(i));  // dropped at once: a release each
+  listedTotal(100, 3);
   Variable v = model.variable("var_f64");
   std::vector<double> rows(static_cast<size_t>(n * 4));  // var_f64 holds 4 on each rank
   for (size_t i = 0; i < rows.size(); ++i)

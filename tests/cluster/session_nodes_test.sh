@@ -23,7 +23,7 @@
 #    1's launcher and ranks 2-3 at once (the step deadline is a minute); with
 #    SYNK_LAUNCHER_WATCH=0 the master's 2 s deadline names ranks 2 and 3 and node 1, late whole.
 #    Either way node 1's other rank dies with its launcher and its watcher removes its memory;
-#  - 2 x 2: node 1's launcher stopped (SIGSTOP, alive but silent): with SYNK_LAUNCHER_SILENCE=2
+#  - 2 x 2: node 1's launcher stopped (SIGSTOP, alive but silent): with SYNK_LAUNCHER_SILENCE=5
 #    the master raises Timeout naming node 1's launcher as silent and ranks 2-3 within seconds
 #    (the step deadline is a minute); the stopped launcher is then killed and its node cleaned up;
 #  - 2 x 2: the master's process (node 0's launcher) killed: node 1's launcher and ranks end on
@@ -160,11 +160,11 @@ took_watched=$took
 kill_launcher 0 "^master: Timeout: rank [01] timed out at .*: rank\(s\) 2, 3 did not arrive before the deadline; on node\(s\) 1 \(all its ranks\) of 2: a node late whole may have lost its launcher process"
 
 # Node 1's launcher stopped (SIGSTOP): alive, so nothing closes; its silence past the bound
-# (SYNK_LAUNCHER_SILENCE=2 s; the step deadline is a minute) makes the master raise Timeout
+# (SYNK_LAUNCHER_SILENCE=5 s; the step deadline is a minute) makes the master raise Timeout
 # naming it. The job cannot end while it is stopped: the script kills it once the master spoke.
 start=$SECONDS
 rm -f "$work"/node-*.pid "$work/out"
-SYNK_LAUNCHER_SILENCE=2 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 \
+SYNK_LAUNCHER_SILENCE=5 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 \
   -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR -x SYNK_LAUNCHER_SILENCE \
   --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
   --mca orte_abort_on_non_zero_status 0 "$check" stop-launcher 2 > "$work/out" 2>&1 &

@@ -55,7 +55,8 @@ TEST_CASE("staged chunks: the square-root rule", "[staged]") {
   CHECK(StagedAllReduce::chunkBytes(32 * MiB) == 8 * MiB);    // 4 chunks
   CHECK(StagedAllReduce::chunkBytes(8 * MiB) == 4 * MiB);     // 2 chunks
   CHECK(StagedAllReduce::chunkBytes(128 * MiB) == 16 * MiB);  // 8 chunks
-  // More chunks as the buffer grows, never fewer; every chunk a whole number of cache lines.
+  // Larger chunks and (give or take one, from rounding) more of them as the buffer grows; every
+  // chunk a whole number of cache lines.
   size_t last_chunks = 0, last_chunk = 0;
   for (size_t bytes = 4 * MiB; bytes <= (size_t{16} << 30); bytes = bytes * 3 / 2 + 4096) {
     const size_t chunk = StagedAllReduce::chunkBytes(bytes);

@@ -64,8 +64,9 @@ class StagedAllReduce {
   static size_t chunkBytes(size_t bytes, size_t chunks = 0);
   static constexpr size_t kChunkScale = size_t{2} << 20;
   // SYNK_STAGED_CHUNKS: a fixed chunk count (1 to 256) for tuning on another host, read once per
-  // process (every rank inherits the master's); 0 when unset: the square-root rule. A bad value
-  // is an InvalidArgument naming the variable, thrown when the backend starts.
+  // process (a node's ranks inherit their launcher's; staging never crosses nodes); 0 when unset:
+  // the square-root rule. A bad value is an InvalidArgument naming the variable, thrown when the
+  // backend starts.
   static size_t chunkOverride();
 
  private:

@@ -39,6 +39,7 @@ DataMaster::Shipped& DataMaster::heldOf(const BlobRef& ref, uint64_t version) {
 
 void DataMaster::startShip() {
   request_.blobs.clear();
+  request_.lengths.clear();
   request_.rows.clear();
   rows().clear();
 }
