@@ -130,14 +130,21 @@ kill -0 "$leader" 2>/dev/null && { echo "FAIL: node 1's launcher outlived the jo
 # node 1's launcher at once; without (SYNK_LAUNCHER_WATCH=0) nothing of node 1 is left to say so,
 # and the master's step deadline (2 s in that scenario) names node 1's ranks and node 1, late
 # whole. Node 1's watcher removes its shared memory.
-kill_launcher() {  # $1: SYNK_LAUNCHER_WATCH, $2: the master's line that must come
+# Starts scenario $1 over 2 x 2 in the background ($job; $start, the time) under mpirun's
+# recovery, which keeps the master alive to report when node 1's launcher ends, passing the
+# launcher watch's variables that are set.
+start_recovering_job() {
   start=$SECONDS
   rm -f "$work"/node-*.pid "$work/out"
-  SYNK_LAUNCHER_WATCH=$1 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 \
-    -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR -x SYNK_LAUNCHER_WATCH \
+  local pass=(-x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR) v
+  for v in SYNK_LAUNCHER_WATCH SYNK_LAUNCHER_SILENCE; do [[ -n ${!v:-} ]] && pass+=(-x "$v"); done
+  SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 "${pass[@]}" \
     --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
-    --mca orte_abort_on_non_zero_status 0 "$check" kill-launcher 2 > "$work/out" 2>&1 &
+    --mca orte_abort_on_non_zero_status 0 "$check" "$1" 2 > "$work/out" 2>&1 &
   job=$!
+}
+kill_launcher() {  # $1: SYNK_LAUNCHER_WATCH, $2: the master's line that must come
+  SYNK_LAUNCHER_WATCH=$1 start_recovering_job kill-launcher
   await_ready "kill-launcher (watch $1)"
   leader=$(cat "$work/node-1.pid")
   children=$(pgrep -P "$leader")
@@ -162,13 +169,7 @@ kill_launcher 0 "^master: Timeout: rank [01] timed out at .*: rank\(s\) 2, 3 did
 # Node 1's launcher stopped (SIGSTOP): alive, so nothing closes; its silence past the bound
 # (SYNK_LAUNCHER_SILENCE=5 s; the step deadline is a minute) makes the master raise Timeout
 # naming it. The job cannot end while it is stopped: the script kills it once the master spoke.
-start=$SECONDS
-rm -f "$work"/node-*.pid "$work/out"
-SYNK_LAUNCHER_SILENCE=5 SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 \
-  -x SYNK_SIMULATE_NODES=1 -x SYNK_CHECK_PID_DIR -x SYNK_LAUNCHER_SILENCE \
-  --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
-  --mca orte_abort_on_non_zero_status 0 "$check" stop-launcher 2 > "$work/out" 2>&1 &
-job=$!
+SYNK_LAUNCHER_SILENCE=5 start_recovering_job stop-launcher
 await_ready "stop-launcher"
 leader=$(cat "$work/node-1.pid")
 children=$(pgrep -P "$leader")
@@ -189,11 +190,7 @@ await_node_memory_gone
 [[ -z $(left_behind) ]] || { echo "FAIL: stop-launcher: shared memory left: $(left_behind)"; exit 1; }
 
 # The master's process killed: node 1 (its launcher and rank 3) must end on its own.
-rm -f "$work"/node-*.pid "$work/out"
-SYNK_CHECK_PID_DIR=$work timeout 120 mpirun --oversubscribe -np 2 -x SYNK_SIMULATE_NODES=1 \
-  -x SYNK_CHECK_PID_DIR --mca orte_enable_recovery 1 --mca orte_allowed_exit_without_sync 1 \
-  --mca orte_abort_on_non_zero_status 0 "$check" kill-master 2 > "$work/out" 2>&1 &
-job=$!
+start_recovering_job kill-master
 await_ready "kill-master"
 leader=$(cat "$work/node-1.pid")
 children=$(pgrep -P "$leader")
