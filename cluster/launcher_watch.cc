@@ -427,44 +427,35 @@ void LauncherWatch::watch() {
 }
 
 void LauncherWatch::peerSilent(const Peer& peer, std::chrono::milliseconds silent) {
-  const std::string how =
-      str("has sent nothing for ", silent.count() / 1000.0,
-          " s, not even the watch's heartbeat (stopped, or hung; SYNK_LAUNCHER_SILENCE, seconds, "
-          "bounds this, 0: no bound)");
-  if (peer.node == 0) {
-    const std::string why = str("the master's process (node 0's launcher, pid ", peer.pid, " on ",
-                                peer.host, ") ", how);
-    if (abortSession(cb_, AbortReason::Timeout, cb_.master_rank, why)) {
-      logWarning("node ", layout_.node, ": ", why, ": this node's ranks stop");
-    }
-    return;
-  }
-  const int first = peer.node * layout_.ranks_per_node;
-  const int last = first + layout_.ranks_per_node - 1;
-  abortSession(cb_, AbortReason::Timeout, first,
-               str("node ", peer.node, "'s launcher process (pid ", peer.pid, " on ", peer.host,
-                   ") ", how, ": its rank",
-                   first == last ? str(" ", first) : str("s ", first, "-", last), " cannot go on"));
+  abortFor(peer, AbortReason::Timeout,
+           str("has sent nothing for ", silent.count() / 1000.0,
+               " s, not even the watch's heartbeat (stopped, or hung; SYNK_LAUNCHER_SILENCE, "
+               "seconds, bounds this, 0: no bound)"),
+           "cannot go on");
 }
 
 void LauncherWatch::peerEnded(const Peer& peer) {
+  abortFor(peer, AbortReason::PeerDied, "ended without leaving the session (killed, or it crashed)",
+           "ended with it");
+}
+
+void LauncherWatch::abortFor(const Peer& peer, AbortReason reason, const std::string& how,
+                             const char* its_ranks) {
   if (peer.node == 0) {
-    const std::string why =
-        str("the master's process (node 0's launcher, pid ", peer.pid, " on ", peer.host,
-            ") ended without leaving the session (killed, or it crashed)");
-    // Said here too: the master that would report it is gone.
-    if (abortSession(cb_, AbortReason::PeerDied, cb_.master_rank, why)) {
+    const std::string why = str("the master's process (node 0's launcher, pid ", peer.pid, " on ",
+                                peer.host, ") ", how);
+    // Said here too: the master that would report it is gone (or cannot).
+    if (abortSession(cb_, reason, cb_.master_rank, why)) {
       logWarning("node ", layout_.node, ": ", why, ": this node's ranks stop");
     }
     return;
   }
   const int first = peer.node * layout_.ranks_per_node;
   const int last = first + layout_.ranks_per_node - 1;
-  abortSession(
-      cb_, AbortReason::PeerDied, first,
-      str("node ", peer.node, "'s launcher process (pid ", peer.pid, " on ", peer.host,
-          ") ended without leaving the session (killed, or it crashed): its rank",
-          first == last ? str(" ", first) : str("s ", first, "-", last), " ended with it"));
+  abortSession(cb_, reason, first,
+               str("node ", peer.node, "'s launcher process (pid ", peer.pid, " on ", peer.host,
+                   ") ", how, ": its rank",
+                   first == last ? str(" ", first) : str("s ", first, "-", last), " ", its_ranks));
 }
 
 void LauncherWatch::leave() noexcept {

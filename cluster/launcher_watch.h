@@ -89,6 +89,10 @@ class LauncherWatch {
   void peerEnded(const Peer& peer);
   // `peer` sent nothing, not even a heartbeat, for `silent`.
   void peerSilent(const Peer& peer, std::chrono::milliseconds silent);
+  // Aborts this node's session for what `peer` did (`how`): naming the master's process, or node
+  // k's launcher and what became of its ranks (`its_ranks`).
+  void abortFor(const Peer& peer, AbortReason reason, const std::string& how,
+                const char* its_ranks);
 
   ControlBlock& cb_;
   NodeLayout layout_;

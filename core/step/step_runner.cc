@@ -53,8 +53,16 @@ void StepRunner::writeStatus(const Status& status) {
   storeMessage(slot.message, status.message);
 }
 
+size_t StepRunner::frame(ByteWriter& out, const std::vector<uint64_t>& releases,
+                         const ByteWriter& payload) {
+  out.clear();
+  out.putVector(releases);
+  out.append(payload.data(), payload.size());
+  return releases.size();
+}
+
 bool StepRunner::fitsControlBlock(const ByteWriter& payload) const {
-  // The frame: the pending releases (a count, then the ids), then the payload.
+  // frame()'s size with the pending releases (a count, then the ids), without building it.
   const size_t releases = sizeof(uint64_t) * (1 + data_.pendingReleases().size());
   return sizeof(PayloadHeader) + releases + payload.size() <= kCommandBytes;
 }
@@ -76,10 +84,8 @@ void StepRunner::shipLargePayload(const ByteWriter& payload, const std::string& 
   // The blob holds the whole frame, the pending releases included (the command that names it
   // sends them); the ship step's own command carries none, so it always fits.
   ByteWriter framed;
-  framed.putVector(data_.pendingReleases());
-  framed.append(payload.data(), payload.size());
-  const ShippedPayload shipped{writePayloadBlob(framed), framed.size(),
-                               data_.pendingReleases().size()};
+  const size_t releases = frame(framed, data_.pendingReleases(), payload);
+  const ShippedPayload shipped{writePayloadBlob(framed), framed.size(), releases};
   ShipRequest request;
   request.blobs.push_back(shipped.ref);
   request.lengths.push_back(shipped.used);  // not the blob's spare room
@@ -115,10 +121,7 @@ bool StepRunner::writeCommand(Opcode opcode, const ByteWriter& payload, size_t h
     const std::vector<uint64_t>& releases =
         opcode == Opcode::Quit || shipping_ ? kNone : data_.pendingReleases();
     ByteWriter& framed = framed_;  // reused: no allocation on the step path once grown
-    framed.clear();
-    framed.putVector(releases);
-    framed.append(payload.data(), payload.size());
-    releases_sent = releases.size();
+    releases_sent = frame(framed, releases, payload);
     if (sizeof header + framed.size() <= kCommandBytes) {
       header.inline_bytes = framed.size();
       header.posted = post ? 1 : 0;

@@ -88,6 +88,10 @@ class StepRunner {
   // Into the control block's half `half`; returns whether the step is posted (post, and the
   // payload fits the control block).
   bool writeCommand(Opcode opcode, const ByteWriter& payload, size_t half, bool post);
+  // A command's frame into `out`: the blob releases it carries, then the payload; returns how
+  // many releases.
+  static size_t frame(ByteWriter& out, const std::vector<uint64_t>& releases,
+                      const ByteWriter& payload);
   // Whether `payload`, with the pending releases, fits the control block.
   bool fitsControlBlock(const ByteWriter& payload) const;
   // Copies `framed` into the master's payload blob (a new generation when it grows).
