@@ -63,14 +63,6 @@ Config Config::fromOptions(const sdk::Options& o) {
   c.exchange = exchange == "auto"       ? Exchange::Auto
                : exchange == "gradient" ? Exchange::Gradient
                                         : Exchange::Rows;
-  const std::string split = o.getChoice(
-      "split_blocks", "auto", {"auto", "all", "none"},
-      "rows exchange with sgd: each rank computes 1/ranks of a block's weights and the ranks "
-      "all-gather them (auto: blocks of at least " +
-          std::to_string(kSplitFloats) + " weights)");
-  c.split_blocks = split == "auto"  ? SplitBlocks::Auto
-                   : split == "all" ? SplitBlocks::All
-                                    : SplitBlocks::None;
   return c;
 }
 
@@ -88,23 +80,6 @@ void Config::initialParameters(float* out) const {
     compute::host::uniform(out + begin, offset(l + 1) - begin,
                            {seed, static_cast<uint64_t>(begin), -bound, bound});
   }
-}
-
-BlockSplit blockSplitOf(const Config& config, int l, int ranks) {
-  // Only SGD inside the GEMMs: other rules update their state from the summed gradient, which
-  // every rank needs whole.
-  const bool sgd_in_gemms = config.rule == compute::Rule::Sgd && config.fuse_update;
-  if (ranks < 2 || !sgd_in_gemms || config.split_blocks == SplitBlocks::None) return {};
-  const int64_t rows = config.dims[l], weights = rows * config.dims[l + 1];
-  const bool all = config.split_blocks == SplitBlocks::All;
-  if (!all && weights < kSplitFloats) return {};
-  const int64_t tail_pieces = int64_t{kSplitTailChunks} * ranks;
-  if (l == 0 && rows % tail_pieces == 0 &&
-      (all || weights / ranks >= kSplitTailChunks * kSplitFloats)) {
-    return {kSplitTailChunks, rows / tail_pieces};
-  }
-  if (rows % ranks != 0) return {};
-  return {1, rows / ranks};
 }
 
 }  // namespace synk::mlp

@@ -29,14 +29,6 @@ enum class Exchange { Auto, Gradient, Rows };
 // 1.15 / 1.86 / 3.22 ms a step against the gradient's 1.91 / 2.32 / 3.24.
 constexpr int64_t kRowsRatio = 4;
 
-// The rows exchange with SGD inside its GEMMs (mlp_rows.h): whether a block's weights are split
-// over the ranks, each computing its 1/ranks of the rows of W' over the whole batch and the ranks
-// all-gathering the pieces, instead of every rank computing all of W' (the same GEMM work as one
-// rank, plus moving the weights once). Auto splits blocks of at least kSplitFloats weights;
-// all, every block whose rows the ranks divide; none, no block.
-enum class SplitBlocks { Auto, All, None };
-constexpr int64_t kSplitFloats = int64_t{1} << 20;
-
 struct Config {
   std::vector<int64_t> dims;  // inputs, hidden widths..., classes
   compute::Precision precision = compute::Precision::Fp32;
@@ -53,7 +45,6 @@ struct Config {
   // vector, no update pass).
   bool fuse_update = true;
   Exchange exchange = Exchange::Auto;
-  SplitBlocks split_blocks = SplitBlocks::Auto;
 
   // Reads (and so declares) every option; refuses bad values naming the option.
   static Config fromOptions(const sdk::Options& options);
@@ -74,17 +65,5 @@ struct Config {
   // vector is value i of stream `seed` (compute/init.h), so any rank or device computes the same.
   void initialParameters(float* out) const;
 };
-
-// How layer l's block is split over `ranks` (none: chunks = 0). W's d[l] rows are cut into
-// chunks x ranks pieces of `piece` rows, chunk-major: rank r computes piece c x ranks + r of
-// every chunk c, so each chunk's pieces lie in rank order and one all-gather puts them in place.
-// The first layer's block is written last in backward and read first by the next forward, so
-// where it is large it goes in kSplitTailChunks chunks, each gathered while the next is computed.
-struct BlockSplit {
-  int chunks = 0;
-  int64_t piece = 0;  // rows of W in one rank's piece
-};
-constexpr int kSplitTailChunks = 4;
-BlockSplit blockSplitOf(const Config& config, int l, int ranks);
 
 }  // namespace synk::mlp

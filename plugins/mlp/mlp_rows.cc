@@ -45,9 +45,6 @@ RowExchange::RowExchange(const Config& config, const sdk::Context& context, Netw
   a_ready_.resize(slots);  // null on the host: no hand-off
   d_ready_.resize(slots);
   d_gathered_.resize(slots);
-  splits_.resize(slots - 1);
-  for (int l = 0; l < config_.layers(); ++l)
-    splits_[l] = blockSplitOf(config_, l, context_.nRanks());
   if (!streams_) return;
   if (compute.stream == rank.stream || block.stream == rank.stream ||
       block.stream == compute.stream) {
@@ -63,11 +60,6 @@ RowExchange::RowExchange(const Config& config, const sdk::Context& context, Netw
     a_ready_[l] = make();
     d_ready_[l] = make();
     d_gathered_[l] = make();
-  }
-  piece_done_.resize(splits_.size());
-  for (size_t l = 0; l < splits_.size(); ++l) {
-    for (int c = 0; c < splits_[l].chunks; ++c)
-      piece_done_[l].push_back(make());
   }
 }
 
@@ -86,12 +78,6 @@ void RowExchange::reserve(const RowShares& shares) {
     x_padded_ = carver.take<float>(rows * config_.inputs());
     y_padded_ = carver.take<int32_t>(rows);
     all_labels_ = carver.take<int32_t>(rows);
-    pieces_.assign(static_cast<size_t>(layers), nullptr);
-    for (int l = 0; l < layers; ++l) {
-      const BlockSplit& split = splits_[l];
-      if (split.chunks > 0)
-        pieces_[l] = carver.take<float>(split.chunks * split.piece * config_.dims[l + 1]);
-    }
   };
   compute::Carver sizing;
   carve(sizing);
@@ -113,29 +99,16 @@ void RowExchange::handOff(compute::cuda::Event* event, const compute::Device& fr
 
 void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int l) const {
   const int64_t rows = int64_t{shares.ranks} * shares.most;
-  compute::GemmArgs g =
-      network_.blockGradientOf(l, all_a_[l], inputLd(l), all_d_[l + 1], network_.ld(l + 1), rows);
+  compute::GemmArgs g = network_.blockGradientOf(l, all_a_[l], inputLd(l), all_d_[l + 1],
+                                                 network_.ld(l + 1), rows);
   const int64_t block = config_.offset(l), bias = config_.biasOffset(l);
-  const BlockSplit& split = splits_[l];
   if (step.params_out != nullptr) {
     const float alpha = -step.lr / static_cast<float>(shares.total);
     g.alpha = alpha;
     g.beta = 1;
-    if (split.chunks == 0) {
-      g.c_in = step.params + block;
-      g.c = step.params_out + block;
-      compute::gemm(block_, g);
-    }
-    for (int c = 0; c < split.chunks; ++c) {  // this rank's pieces of W', rows of W' = W - ...
-      const int64_t row = (int64_t{c} * shares.ranks + shares.rank) * split.piece;
-      compute::GemmArgs piece = g;
-      piece.m = split.piece;
-      piece.a = g.a + row;  // op(A) = a^T: W's rows are a's columns
-      piece.c_in = step.params + block + row * g.n;
-      piece.c = pieces_[l] + c * split.piece * g.n;
-      compute::gemm(block_, piece);
-      if (streams_) piece_done_[l][c]->record(block_.stream);
-    }
+    g.c_in = step.params + block;
+    g.c = step.params_out + block;
+    compute::gemm(block_, g);
     compute::columnSum(block_, g.b, rows, g.n, g.ldb, alpha, step.params + bias,
                        step.params_out + bias);
     return;
@@ -145,19 +118,6 @@ void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int 
   g.bias_grad = step.grad + bias;
   compute::gemm(block_, g);
   if (step.updated) step.updated(block, config_.offset(l + 1), block_);
-}
-
-void RowExchange::gatherSplitBlock(const Step& step, int l) const {
-  const BlockSplit& split = splits_[l];
-  if (step.params_out == nullptr || split.chunks == 0) return;
-  const int64_t n = config_.dims[l + 1];
-  const int64_t piece = split.piece * n;
-  float* chunk = step.params_out + config_.offset(l);
-  for (int c = 0; c < split.chunks; ++c) {
-    if (streams_) piece_done_[l][c]->makeWait(rank_.stream);
-    gather(pieces_[l] + c * piece, chunk, piece);
-    chunk += piece * context_.nRanks();
-  }
 }
 
 void RowExchange::run(const Step& step, const RowShares& shares) {
@@ -182,8 +142,8 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
     // Labels as 32-bit words: a float copy and a fill with 0.0f move them bit for bit (label 0).
     float* y_words = reinterpret_cast<float*>(y_padded_);
     if (shares.mine > 0) {
-      compute::copyMatrix(rank_, reinterpret_cast<const float*>(step.y), 1, y_words, 1, shares.mine,
-                          1);
+      compute::copyMatrix(rank_, reinterpret_cast<const float*>(step.y), 1, y_words, 1,
+                          shares.mine, 1);
     }
     compute::fill(rank_, y_words + shares.mine, most - shares.mine, 0.0f);
     x_send = x_padded_;
@@ -230,24 +190,20 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
                   -std::numeric_limits<float>::infinity());
   }
   // A block's update in place must wait for the delta below it, which reads the old W (the
-  // other rules update right after the block's GEMM, maybe in place too). A split block's GEMMs
-  // write this rank's pieces apart; its gather into the parameters follows the gather of d[l]
-  // on the rank's stream, which waits for that delta.
-  const bool in_place = step.params_out == nullptr || step.params_out == step.params;
+  // other rules update right after the block's GEMM, maybe in place too).
+  const bool wait_delta = step.params_out == nullptr || step.params_out == step.params;
   for (int l = layers - 1; l >= 0; --l) {
     if (l > 0) {
       if (rows > 0) network_.deltaBelow(step.params, l, rows);
       if (streams_) d_ready_[l]->record(compute_.stream);
     }
-    const bool split = step.params_out != nullptr && splits_[l].chunks > 0;
-    if (streams_ && l > 0 && in_place && !split) d_ready_[l]->makeWait(block_.stream);
+    if (streams_ && l > 0 && wait_delta) d_ready_[l]->makeWait(block_.stream);
     blockOverBatch(step, shares, l);  // after every rank's d[l + 1] arrived
     if (l > 0) {
       if (streams_) d_ready_[l]->makeWait(rank_.stream);
       gather(network_.delta(l), all_d_[l], most * network_.ld(l));
       handOff(d_gathered_[l].get(), rank_, block_);
     }
-    gatherSplitBlock(step, l);
   }
   // The rank's stream ends after everything of the step.
   handOff(compute_done_.get(), compute_, rank_);

@@ -9,13 +9,6 @@
 // gather 4.7 M floats a step against a 67 M-float gradient; the price is each rank computing the
 // weight gradients of every rank's rows (cheap while a GEMM of those rows is latency-bound).
 //
-// Split blocks (Config::split_blocks, SGD inside the GEMMs): rather than every rank computing all
-// of a block's W' over the whole batch (ranks times one rank's GEMM work), each computes its
-// 1/ranks of W's rows and the ranks all-gather the pieces into the new parameters: one rank's
-// GEMM work, plus the weights moved once (half an all-reduce of them). The bias row is small and
-// every rank still computes it whole. Each W element is written by one rank and copied to the
-// others, so the ranks stay bitwise identical.
-//
 // CUDA, three streams, each waiting for events of the work it reads: forward, the loss and the
 // deltas (d[l] = d[l+1] W^T, masked) on the model's compute stream; the gathers on the rank's
 // stream (where the host enqueues NCCL); the block GEMMs (and other rules' updates) on a block
@@ -91,9 +84,6 @@ class RowExchange {
   void handOff(compute::cuda::Event* event, const compute::Device& from,
                const compute::Device& to) const;
   void blockOverBatch(const Step& step, const RowShares& shares, int l) const;
-  // A split block's pieces from every rank into step.params_out (the rank's stream; after the
-  // gather of d[l], which the next block waits for).
-  void gatherSplitBlock(const Step& step, int l) const;
   int64_t inputLd(int l) const { return l == 0 ? config_.inputs() : network_.ld(l); }
 
   const Config& config_;
@@ -104,19 +94,15 @@ class RowExchange {
   compute::Device block_;
   bool streams_;  // CUDA: three streams to order
   compute::Workspace workspace_;
-  int64_t capacity_ = -1;           // ranks x most rows
-  std::vector<float*> all_a_;       // all_a_[l]: every rank's a[l] (a[0] = x), l < layers
-  std::vector<float*> all_d_;       // all_d_[l]: every rank's d[l], 1 <= l <= layers
-  float* x_padded_ = nullptr;       // this rank's x with zero rows up to most
-  int32_t* y_padded_ = nullptr;     // its labels, padded with label 0
-  int32_t* all_labels_ = nullptr;   // every rank's (padded) labels
-  std::vector<BlockSplit> splits_;  // per layer, for the session's ranks
-  std::vector<float*> pieces_;      // pieces_[l]: this rank's pieces of a split block (chunk-major)
+  int64_t capacity_ = -1;          // ranks x most rows
+  std::vector<float*> all_a_;      // all_a_[l]: every rank's a[l] (a[0] = x), l < layers
+  std::vector<float*> all_d_;      // all_d_[l]: every rank's d[l], 1 <= l <= layers
+  float* x_padded_ = nullptr;      // this rank's x with zero rows up to most
+  int32_t* y_padded_ = nullptr;    // its labels, padded with label 0
+  int32_t* all_labels_ = nullptr;  // every rank's (padded) labels
   std::unique_ptr<compute::cuda::Event> start_, labels_ready_, compute_done_, block_done_;
   // a[l] written (compute), d[l] written (compute), every rank's d[l] gathered (rank stream).
   std::vector<std::unique_ptr<compute::cuda::Event>> a_ready_, d_ready_, d_gathered_;
-  // piece_done_[l][c]: this rank's piece of chunk c of split block l written (block stream).
-  std::vector<std::vector<std::unique_ptr<compute::cuda::Event>>> piece_done_;
 };
 
 }  // namespace synk::mlp

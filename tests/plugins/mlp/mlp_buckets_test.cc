@@ -29,7 +29,7 @@ void requireTiling(const Config& config, const std::vector<Bucket>& buckets) {
 TEST_CASE("buckets hold whole layers and the first layer is chunked only where it pays",
           "[plugins]") {
   const Config small = shape({6, 5, 4, 3}, 64);  // blocks of 35, 24, 15 floats
-  CHECK(tailChunks(small, 2) == 1);              // 140 bytes < 4 x 64
+  CHECK(tailChunks(small, 2) == 1);               // 140 bytes < 4 x 64
   std::vector<Bucket> buckets = planBuckets(small, 1);
   requireTiling(small, buckets);
   CHECK(buckets.size() == 3);
@@ -56,53 +56,6 @@ TEST_CASE("buckets hold whole layers and the first layer is chunked only where i
   const Config scaling = shape({4096, 4096, 4096, 4096, 4096, 10}, int64_t{4} << 20);
   CHECK(tailChunks(scaling, 2) == kTailChunks);
   requireTiling(scaling, planBuckets(scaling, kTailChunks));
-}
-
-// Split blocks of the rows exchange (mlp_config.h): which blocks split, in how many chunks of
-// pieces, and that the pieces tile W's rows.
-TEST_CASE("blocks split over the ranks where they pay, in pieces that tile W's rows", "[plugins]") {
-  auto splits = [](Config config, int ranks) {
-    std::vector<BlockSplit> out;
-    for (int l = 0; l < config.layers(); ++l) {
-      out.push_back(blockSplitOf(config, l, ranks));
-      const BlockSplit& s = out.back();
-      if (s.chunks > 0) REQUIRE(s.chunks * ranks * s.piece == config.dims[l]);
-    }
-    return out;
-  };
-  auto chunks = [](const std::vector<BlockSplit>& s) {
-    std::vector<int> out;
-    for (const BlockSplit& b : s)
-      out.push_back(b.chunks);
-    return out;
-  };
-  // The scaling MLP: the 4096 x 4096 blocks split, the first in 4 chunks (its 8.4 M weights a
-  // rank are at least 4 x kSplitFloats), the 4096 x 10 block (41 k weights) stays whole.
-  Config scaling = shape({4096, 4096, 4096, 4096, 4096, 10}, 0);
-  CHECK(chunks(splits(scaling, 2)) == std::vector<int>{4, 1, 1, 1, 0});
-  CHECK(splits(scaling, 2)[0].piece == 512);
-  CHECK(splits(scaling, 2)[1].piece == 2048);
-  CHECK(chunks(splits(scaling, 4)) == std::vector<int>{4, 1, 1, 1, 0});
-  CHECK(chunks(splits(scaling, 3)) == std::vector<int>{0, 0, 0, 0, 0});  // 3 divides no 4096
-  CHECK(chunks(splits(scaling, 1)) == std::vector<int>{0, 0, 0, 0, 0});
-  // A first block too small for 4 chunks a rank is split in one.
-  CHECK(chunks(splits(shape({1024, 2048, 10}, 0), 2)) == std::vector<int>{1, 0});
-  // all: every block whose rows divide, whatever its size.
-  Config small = shape({24, 6, 4, 3}, 0);
-  small.split_blocks = SplitBlocks::All;
-  CHECK(chunks(splits(small, 2)) == std::vector<int>{4, 1, 1});
-  CHECK(chunks(splits(small, 3)) == std::vector<int>{4, 1, 0});
-  CHECK(chunks(splits(small, 5)) == std::vector<int>{0, 0, 0});
-  // Only SGD inside the GEMMs splits; none splits nothing.
-  Config momentum = scaling;
-  momentum.rule = compute::Rule::Momentum;
-  CHECK(chunks(splits(momentum, 2)) == std::vector<int>{0, 0, 0, 0, 0});
-  Config unfused = scaling;
-  unfused.fuse_update = false;
-  CHECK(chunks(splits(unfused, 2)) == std::vector<int>{0, 0, 0, 0, 0});
-  Config none = scaling;
-  none.split_blocks = SplitBlocks::None;
-  CHECK(chunks(splits(none, 2)) == std::vector<int>{0, 0, 0, 0, 0});
 }
 
 }  // namespace

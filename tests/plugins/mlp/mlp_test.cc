@@ -104,7 +104,7 @@ TEST_CASE("the mlp declares its variables, functions and options", "[plugins]") 
       Catch::EndsWith("model 'mlp' has no option 'depth' (valid options: inputs, "
                       "widths, classes, precision, optimizer, lr, momentum, eps, "
                       "seed, bucket_bytes, grad_reduce, cuda_graph, gemm, fuse_update, "
-                      "exchange, split_blocks)"));
+                      "exchange)"));
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"precision", "fp16"}}),
       Catch::Contains("option 'precision' is 'fp16'; choose one of fp32, tf32, bf16"));
@@ -220,47 +220,6 @@ TEST_CASE(
   }
 }
 
-// Split blocks (split_blocks = all): each rank computes its pieces of every block's new weights
-// whose rows the ranks divide and the ranks all-gather them; the first layer's block in 4 chunks
-// of pieces where its 24 rows divide into 4 x ranks. On 3 ranks the last block's 4 rows do not
-// divide: it stays whole, beside split ones.
-TEST_CASE(
-    "train_step with split blocks gives the one-process parameters, equal on every rank, "
-    "empty shares included",
-    "[plugins]") {
-  const int ranks = GENERATE(from_range(rankCounts({2, 3})));
-  INFO(ranks << " ranks");
-  Session session = test::forkForTest(ranks);
-  const ModelOptions options = {{"inputs", "24"},    {"widths", "6,4"}, {"classes", "3"},
-                                {"seed", "5"},       {"lr", "0.05"},    {"optimizer", "sgd"},
-                                {"exchange", "rows"}};
-  Batches data(session, 50, 11, 24, 3);
-  Model split = session.load(mlpFile(), with(options, {{"split_blocks", "all"}}));
-  Model whole = session.load(mlpFile(), with(options, {{"split_blocks", "none"}}));
-  Model local = session.load(mlpFile(), options);
-  Function step_split = session.function(split, "train_step");
-  Function step_whole = session.function(whole, "train_step");
-  Function reference = session.function(local, "train_step");
-  for (const auto& [begin, end] :
-       std::vector<std::pair<int64_t, int64_t>>{{0, 10}, {10, 21}, {21, 22}, {22, 30}, {30, 50}}) {
-    INFO("rows " << begin << " to " << end);
-    const Selection rows = Selection::range(begin, end);
-    const float loss = step_split({data.x, data.y}, {.batch = rows}).at(0).as<float>()[0];
-    const float loss_whole = step_whole({data.x, data.y}, {.batch = rows}).at(0).as<float>()[0];
-    const float loss_local =
-        reference.asLocal({data.xs(begin, end), data.ys(begin, end)}).at(0).as<float>()[0];
-    CHECK(loss == Approx(loss_local).epsilon(1e-5));
-    CHECK(loss_whole == Approx(loss_local).epsilon(1e-5));
-  }
-  const std::vector<float> rank0 = params(split);
-  requireClose(rank0, params(local), 1e-5);
-  requireClose(params(whole), params(local), 1e-5);
-  for (int r = 1; r < ranks; ++r) {
-    INFO("rank " << r);
-    CHECK(session.getValue(r, {split.variable("params")}).at(0).toVector<float>() == rank0);
-  }
-}
-
 TEST_CASE("train_step equals grad then update, and a graph replay equals eager steps",
           "[plugins]") {
   Session session = test::forkForTest(1);
@@ -298,9 +257,8 @@ TEST_CASE("on several ranks a graph replay, all-reduces included, equals eager s
   Batches data(session, 16, 5);
   // The gradient's all-reduce, and the rows exchange with SGD in its GEMMs.
   for (const ModelOptions& variant :
-       {options, with(options, {{"exchange", "rows"}, {"optimizer", "sgd"}}),
-        with(options, {{"exchange", "rows"}, {"optimizer", "sgd"}, {"split_blocks", "all"}})}) {
-    INFO("exchange " << variant.at("exchange") << (variant.count("split_blocks") ? ", split" : ""));
+       {options, with(options, {{"exchange", "rows"}, {"optimizer", "sgd"}})}) {
+    INFO("exchange " << variant.at("exchange"));
     Model graphed = session.load(mlpFile(), variant);
     Model eager = session.load(mlpFile(), with(variant, {{"cuda_graph", "false"}}));
     Function step = session.function(graphed, "train_step");
