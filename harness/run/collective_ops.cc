@@ -300,11 +300,13 @@ int timesPerRank(const CollectiveParams& params) {
   return params.back_to_back ? 1 : params.iterations;
 }
 
-bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times, int64_t& wrong,
-                       std::string& failure, std::vector<GpuReading>* gpus) {
+namespace {
+
+// Every rank's buffers allocated and filled; false on every rank when some rank could not
+// allocate (this rank's reason in `failure`).
+bool prepare(RankSide& side, Bench& bench, const CollectiveParams& p, Waiter& waiter,
+             std::string& failure) {
   Barrier& barrier = side.group.barrier();
-  Waiter waiter = side.group.commandWaiter("collective " + toString(p.op));
-  Bench bench(side, p);
   bool ok = true;
   try {
     bench.allocate();
@@ -315,8 +317,34 @@ bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times
   }
   if (!barrier.arrive(waiter, BarrierSite::Agree, ok)) return false;
   if (p.op == Collective::Scatter) bench.attach(barrier.exchangeOf(p.root));
-
   bench.fill(waiter);
+  return true;
+}
+
+}  // namespace
+
+void warmCollective(RankSide& side, const CollectiveParams& p) {
+  Waiter waiter = side.group.commandWaiter("warming up collective " + toString(p.op));
+  Bench bench(side, p);
+  // A failure here (buffers that do not fit, an op with no case) is the point's own
+  // measurement's to report, where the runner catches it as here.
+  std::string failure;
+  try {
+    if (!prepare(side, bench, p, waiter, failure)) return;
+    side.group.barrier().arrive(waiter, BarrierSite::CommandStart);
+    for (int i = 0; i < p.warmup; ++i)
+      bench.run(waiter);
+    bench.finish(waiter);
+  } catch (const std::exception&) {
+  }
+}
+
+bool measureCollective(RankSide& side, const CollectiveParams& p, int64_t* times, int64_t& wrong,
+                       std::string& failure, std::vector<GpuReading>* gpus) {
+  Barrier& barrier = side.group.barrier();
+  Waiter waiter = side.group.commandWaiter("collective " + toString(p.op));
+  Bench bench(side, p);
+  if (!prepare(side, bench, p, waiter, failure)) return false;
   // The telemetry's start before the warm-up, not between it and the timer: NVML's reads take
   // 5-50 ms, and GPUs left idle that long ran the first timed calls slow — a fixed 60-100 us a
   // batch, 4 us an op at nccl-tests' 20 iterations (results/device/

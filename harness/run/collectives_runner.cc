@@ -106,6 +106,13 @@ void rankMain(ProcessGroup& group, Job& job) {
       job.readings.resize(job.points.size());
     }
     RankSide side{group, *heap, *backend, job.native, telemetry ? &*telemetry : nullptr};
+    // nccl-tests' warm-up pass over every size before the first is timed (collective_ops.h).
+    for (const Point* point : job.points) {
+      Waiter go = group.commandWaiter("warming up the next point");
+      const bool stop = group.isMaster() && childShouldStop(job.stop);
+      if (!group.barrier().arrive(go, BarrierSite::CommandStart, !stop)) break;  // seen below
+      warmCollective(side, paramsOf(job.e, *point));
+    }
     for (; k < job.points.size(); ++k) {
       // The master decides whether to go on, and every rank follows (they stay in step).
       Waiter go = group.commandWaiter("the next point");
