@@ -62,7 +62,7 @@ bool measureCollective(RankSide& side, const CollectiveParams& params, int64_t* 
 
 // nccl-tests' warm-up pass: before its first timed size, `-w` calls of every size. A job runs
 // this for each of its points, in order, before measuring the first (every rank, in step):
-// without it the first point was timed on GPUs idle since the process started and read 1.5-5.7
+// without it the first point was timed on GPUs idle since the process started and read 1.6-5.7
 // us an op slower than the same size in place right after it, in every op
 // (results/device/2026-11-27-h200x2-collectives-vs-mpi-nccl-tests-8c9da89.md). A point whose
 // buffers do not fit is skipped here; its measurement reports it.
