@@ -62,10 +62,12 @@ bool measureCollective(RankSide& side, const CollectiveParams& params, int64_t* 
 
 // nccl-tests' warm-up pass: before its first timed size, `-w` calls of every size. A job runs
 // this for each of its points, in order, before measuring the first (every rank, in step):
-// without it the first point was timed on GPUs idle since the process started and read 1.6-5.7
-// us an op slower than the same size in place right after it, in every op
-// (results/device/2026-11-27-h200x2-collectives-vs-mpi-nccl-tests-8c9da89.md). A point whose
-// buffers do not fit is skipped here; its measurement reports it.
+// without it the first point was timed on GPUs idle since the process started, 1.6-5.7 us an op
+// slower than nccl-tests' same row, in every op
+// (results/device/2026-11-27-h200x2-collectives-vs-mpi-nccl-tests-8c9da89.md). Buffers are
+// allocated but not filled; a point whose buffers do not fit is skipped (its measurement says
+// so); anything else a point throws is the caller's (the runner: the point's measurement reports
+// what does not end the group). Nothing with -w 0.
 void warmCollective(RankSide& side, const CollectiveParams& params);
 
 }  // namespace synk::harness

@@ -107,11 +107,23 @@ void rankMain(ProcessGroup& group, Job& job) {
     }
     RankSide side{group, *heap, *backend, job.native, telemetry ? &*telemetry : nullptr};
     // nccl-tests' warm-up pass over every size before the first is timed (collective_ops.h).
-    for (const Point* point : job.points) {
+    for (size_t w = 0; w < job.points.size(); ++w) {
       Waiter go = group.commandWaiter("warming up the next point");
       const bool stop = group.isMaster() && childShouldStop(job.stop);
       if (!group.barrier().arrive(go, BarrierSite::CommandStart, !stop)) break;  // seen below
-      warmCollective(side, paramsOf(job.e, *point));
+      try {
+        warmCollective(side, paramsOf(job.e, *job.points[w]));
+      } catch (const std::exception& e) {
+        // What leaves the group whole (an op with no case) the point's measurement reports, as
+        // the loop below does; what ended it is this point's failure, not the first point's.
+        if (!group.aborted()) continue;
+        Slot& slot = job.results.at(rank, w);
+        slot.status = 2;
+        std::strncpy(slot.message, (std::string("while warming up: ") + e.what()).c_str(),
+                     kMessageBytes - 1);
+        k = job.points.size();  // no point for the handler below to blame
+        throw;
+      }
     }
     for (; k < job.points.size(); ++k) {
       // The master decides whether to go on, and every rank follows (they stay in step).

@@ -45,3 +45,42 @@ TEST_CASE("collectives: an op the measurement does not know fails its point, nam
   CHECK(outcome.points[1].wrong == 0);
   CHECK(outcome.points[1].samples.size() == 2);  // one back-to-back time per rank
 }
+
+// A stop asked before the job starts ends it in the warm-up pass (every point's -w calls before
+// the first is timed): the job says interrupted, measures nothing and does not hang.
+TEST_CASE("collectives: a stop during the warm-up pass interrupts the job before any point",
+          "[harness]") {
+  Experiment e;
+  e.kind = ExperimentKind::Collectives;
+  e.warmup = 2;
+  e.steps = 2;
+  e.timeout = 60;
+  const Point a = collectivePoint(0, Collective::AllReduce);
+  const Point b = collectivePoint(1, Collective::Broadcast);
+  StopWord stop;
+  stop.request();
+  const JobOutcome outcome = runCollectivesRepetition(e, {&a, &b}, 0, stop);
+  INFO(outcome.message);
+  CHECK(outcome.status == PointStatus::interrupted);
+  CHECK(outcome.points.empty());
+}
+
+// -w 0 warms nothing, and the points are measured as before.
+TEST_CASE("collectives: without warm-up calls the job still measures every point", "[harness]") {
+  Experiment e;
+  e.kind = ExperimentKind::Collectives;
+  e.warmup = 0;
+  e.steps = 3;
+  e.timeout = 60;
+  const Point a = collectivePoint(0, Collective::AllReduce);
+  const Point b = collectivePoint(1, Collective::Broadcast);
+  StopWord stop;
+  const JobOutcome outcome = runCollectivesRepetition(e, {&a, &b}, 0, stop);
+  INFO(outcome.message);
+  REQUIRE(outcome.points.size() == 2);
+  for (const PointOutcome& p : outcome.points) {
+    CHECK(p.status == PointStatus::ok);
+    CHECK(p.wrong == 0);
+    CHECK(p.samples.size() == 2);
+  }
+}
