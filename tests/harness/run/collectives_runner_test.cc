@@ -21,15 +21,20 @@ Point collectivePoint(int index, Collective op) {
   return p;
 }
 
+Experiment collectivesExperiment(int warmup, int steps) {
+  Experiment e;
+  e.kind = ExperimentKind::Collectives;
+  e.warmup = warmup;
+  e.steps = steps;
+  e.timeout = 60;
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("collectives: an op the measurement does not know fails its point, naming it",
           "[harness]") {
-  Experiment e;
-  e.kind = ExperimentKind::Collectives;
-  e.warmup = 1;
-  e.steps = 2;
-  e.timeout = 60;
+  const Experiment e = collectivesExperiment(1, 2);
   const Point unknown = collectivePoint(0, Collective::ReduceScatter);
   const Point known = collectivePoint(1, Collective::AllReduce);
   StopWord stop;
@@ -50,11 +55,7 @@ TEST_CASE("collectives: an op the measurement does not know fails its point, nam
 // the first is timed): the job says interrupted, measures nothing and does not hang.
 TEST_CASE("collectives: a stop during the warm-up pass interrupts the job before any point",
           "[harness]") {
-  Experiment e;
-  e.kind = ExperimentKind::Collectives;
-  e.warmup = 2;
-  e.steps = 2;
-  e.timeout = 60;
+  const Experiment e = collectivesExperiment(2, 2);
   const Point a = collectivePoint(0, Collective::AllReduce);
   const Point b = collectivePoint(1, Collective::Broadcast);
   StopWord stop;
@@ -67,11 +68,7 @@ TEST_CASE("collectives: a stop during the warm-up pass interrupts the job before
 
 // -w 0 warms nothing, and the points are measured as before.
 TEST_CASE("collectives: without warm-up calls the job still measures every point", "[harness]") {
-  Experiment e;
-  e.kind = ExperimentKind::Collectives;
-  e.warmup = 0;
-  e.steps = 3;
-  e.timeout = 60;
+  const Experiment e = collectivesExperiment(0, 3);
   const Point a = collectivePoint(0, Collective::AllReduce);
   const Point b = collectivePoint(1, Collective::Broadcast);
   StopWord stop;
