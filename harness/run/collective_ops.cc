@@ -323,7 +323,6 @@ bool allocateAll(RankSide& side, Bench& bench, const CollectiveParams& p, Waiter
 }  // namespace
 
 void warmCollective(RankSide& side, const CollectiveParams& p) {
-  if (p.warmup == 0) return;
   Waiter waiter = side.group.commandWaiter("warming up collective " + toString(p.op));
   Bench bench(side, p);
   std::string failure;  // buffers that do not fit: the point's measurement says so

@@ -67,7 +67,7 @@ bool measureCollective(RankSide& side, const CollectiveParams& params, int64_t* 
 // (results/device/2026-11-27-h200x2-collectives-vs-mpi-nccl-tests-8c9da89.md). Buffers are
 // allocated but not filled; a point whose buffers do not fit is skipped (its measurement says
 // so); anything else a point throws is the caller's (the runner: the point's measurement reports
-// what does not end the group). Nothing with -w 0.
+// what does not end the group; it skips the pass at -w 0).
 void warmCollective(RankSide& side, const CollectiveParams& params);
 
 }  // namespace synk::harness

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "synk/collectives/registry.h"
@@ -106,8 +108,9 @@ void rankMain(ProcessGroup& group, Job& job) {
       job.readings.resize(job.points.size());
     }
     RankSide side{group, *heap, *backend, job.native, telemetry ? &*telemetry : nullptr};
-    // nccl-tests' warm-up pass over every size before the first is timed (collective_ops.h).
-    for (size_t w = 0; w < job.points.size(); ++w) {
+    // nccl-tests' warm-up pass over every size before the first is timed (collective_ops.h);
+    // none with -w 0.
+    for (size_t w = 0; job.e.warmup > 0 && w < job.points.size(); ++w) {
       Waiter go = group.commandWaiter("warming up the next point");
       const bool stop = group.isMaster() && childShouldStop(job.stop);
       if (!group.barrier().arrive(go, BarrierSite::CommandStart, !stop)) break;  // seen below
@@ -117,12 +120,8 @@ void rankMain(ProcessGroup& group, Job& job) {
         // What leaves the group whole (an op with no case) the point's measurement reports, as
         // the loop below does; what ended it is this point's failure, not the first point's.
         if (!group.aborted()) continue;
-        Slot& slot = job.results.at(rank, w);
-        slot.status = 2;
-        std::strncpy(slot.message, (std::string("while warming up: ") + e.what()).c_str(),
-                     kMessageBytes - 1);
-        k = job.points.size();  // no point for the handler below to blame
-        throw;
+        k = w;  // the handler below blames point k
+        throw std::runtime_error(std::string("while warming up: ") + e.what());
       }
     }
     for (; k < job.points.size(); ++k) {
