@@ -6,7 +6,10 @@
 //   median of --reps samples. "added" is synk's time per call minus raw's; "vs sync" minus
 //   raw+sync's.
 //   bench_cuda_allreduce [--ranks N] [--reps R] [--sizes 8,32M,512M | none] [--scatter 512M | 0]
-//                        [--staged 0] [--iters N]
+//                        [--staged 0] [--iters N] [--graphs 1]
+// --graphs 1 adds three raw columns: a CUDA graph of one all_reduce launched per call
+// (rawgraph_us), every call of a timing in one graph launched once (gpu_us: the device's time per
+// call, no host in it) and the host's time to enqueue one call of the raw loop (issue_us).
 // Under mpirun with simulated nodes (SYNK_SIMULATE_NODES=1) it runs one session over the nodes
 // (scripts/gpu-nodes-check): --staged 0 then, host staging does not cross nodes.
 // Run the scatter in a process of its own (--sizes none): after the host-staged sweep has
@@ -33,8 +36,9 @@ struct Options {
   int reps = 7;
   std::vector<double> sizes = {8, 128 << 10, 2 << 20, 32 << 20, 512 << 20};
   double scatter_bytes_per_rank = 512 << 20;
-  bool staged = true;  // host-staged all_reduce beside NCCL's
-  int iters = 0;       // calls per timing; 0: by size (itersFor), for NVLink speeds
+  bool staged = true;   // host-staged all_reduce beside NCCL's
+  int iters = 0;        // calls per timing; 0: by size (itersFor), for NVLink speeds
+  bool graphs = false;  // the raw graph columns
 };
 
 using test::parseSize;
@@ -50,6 +54,7 @@ Options parse(int argc, char** argv) {
     if (key == "--sizes") o.sizes = parseSizeList(value);
     if (key == "--staged") o.staged = value != "0";
     if (key == "--iters") o.iters = std::atoi(value.c_str());
+    if (key == "--graphs") o.graphs = value != "0";
   }
   return o;
 }
@@ -66,9 +71,8 @@ int main(int argc, char** argv) {
     Session session = synk::fork({.n_parallel = o.ranks, .backend = "cuda"});
     const int n = session.size();
     Model peer = session.load(pluginPath("synk_nccl_peer"));
-    Function raw =
-        session.function(peer, "raw_allreduce",
-                         {.broadcast = {"iters", "sync_each"}, .outputs = {{"seconds", "max"}}});
+    Function raw = session.function(
+        peer, "raw_allreduce", {.broadcast = {"iters", "mode"}, .outputs = {{"seconds", "max"}}});
     Function touch = session.function(peer, "touch");
     Function sync = session.function(peer, "sync");
     Function raw_h2d = session.function(peer, "raw_h2d",
@@ -77,20 +81,29 @@ int main(int argc, char** argv) {
     session.distribute();
     std::printf("# synk CUDA all_reduce vs raw NCCL, %d ranks, float32 sum, medians of %d\n", n,
                 o.reps);
-    std::printf("%10s %10s %10s %10s %10s %10s %8s %9s %9s %12s %10s\n", "bytes", "raw_us",
+    std::printf("%10s %10s %10s %10s %10s %10s %8s %9s %9s %12s %10s", "bytes", "raw_us",
                 "raw_busbw", "rawsync_us", "synk_us", "synk_busbw", "ratio", "added_us", "vs_sync",
                 "staged_us", "staged_bw");
-    Data no_sync = session.data(Array::scalar<int32_t>(0));
-    Data sync_each = session.data(Array::scalar<int32_t>(1));
+    if (o.graphs) std::printf(" %11s %9s %9s", "rawgraph_us", "gpu_us", "issue_us");
+    std::printf("\n");
+    // nccl_peer::RawMode
+    auto mode = [&](int32_t m) { return session.data(Array::scalar<int32_t>(m)); };
+    Data no_sync = mode(0), sync_each = mode(1), graph_each = mode(2), one_graph = mode(3),
+         issue_only = mode(4);
     for (double bytes : o.sizes) {
       const int64_t count = std::max<int64_t>(1, int64_t(bytes) / 4);
       session.broadcast({buf}, {Array(DType::Float32, {count})});
       const int iters = o.iters > 0 ? o.iters : itersFor(bytes);
       Data iters_data = session.data(Array::scalar<int32_t>(iters));
-      std::vector<double> raw_s, raw_sync_s, synk_s, staged_s;
+      std::vector<double> raw_s, raw_sync_s, synk_s, staged_s, graph_s, gpu_s, issue_s;
       for (int rep = 0; rep < o.reps; ++rep) {
         raw_s.push_back(raw({iters_data, no_sync}).at(0).as<double>()[0]);
         raw_sync_s.push_back(raw({iters_data, sync_each}).at(0).as<double>()[0]);
+        if (o.graphs) {
+          graph_s.push_back(raw({iters_data, graph_each}).at(0).as<double>()[0]);
+          gpu_s.push_back(raw({iters_data, one_graph}).at(0).as<double>()[0]);
+          issue_s.push_back(raw({iters_data, issue_only}).at(0).as<double>()[0]);
+        }
         // synk: `iters` API calls, then a step that ends only when every rank's stream has
         // passed them (an output reduced through NCCL on the same streams).
         // Warm up, then wait for the GPUs (a barrier alone would not): the timed loop must not
@@ -120,9 +133,14 @@ int main(int argc, char** argv) {
       const double rb = harness::busbwGBps(Collective::AllReduce, n, bytes, r);
       const double sb = harness::busbwGBps(Collective::AllReduce, n, bytes, s);
       const double hb = o.staged ? harness::busbwGBps(Collective::AllReduce, n, bytes, h) : 0.0;
-      std::printf("%10s %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f%% %9.2f %9.2f %12.2f %10.2f\n",
+      std::printf("%10s %10.2f %10.2f %10.2f %10.2f %10.2f %7.1f%% %9.2f %9.2f %12.2f %10.2f",
                   harness::formatBytes(bytes).c_str(), r * 1e6, rb, rs * 1e6, s * 1e6, sb,
                   100.0 * r / s, (s - r) * 1e6, (s - rs) * 1e6, h * 1e6, hb);  // 0: not run
+      if (o.graphs) {
+        std::printf(" %11.2f %9.2f %9.2f", harness::median(graph_s) * 1e6,
+                    harness::median(gpu_s) * 1e6, harness::median(issue_s) * 1e6);
+      }
+      std::printf("\n");
       std::fflush(stdout);  // a row as soon as it is measured (a pipe buffers it otherwise)
     }
     if (o.scatter_bytes_per_rank <= 0) return 0;

@@ -76,9 +76,8 @@ int main(int argc, char** argv) {
     Function noop = session.function(peer, "noop");
     Function floor = session.function(peer, "raw_floor",
                                       {.broadcast = {"iters"}, .outputs = {{"seconds", "max"}}});
-    Function raw_allreduce =
-        session.function(peer, "raw_allreduce",
-                         {.broadcast = {"iters", "sync_each"}, .outputs = {{"seconds", "max"}}});
+    Function raw_allreduce = session.function(
+        peer, "raw_allreduce", {.broadcast = {"iters", "mode"}, .outputs = {{"seconds", "max"}}});
     Function raw_to_master = session.function(
         peer, "raw_to_master", {.broadcast = {"kind", "iters"}, .outputs = {{"seconds", "max"}}});
     Variable buf = peer.variable("buf");

@@ -24,26 +24,15 @@ void check(cudaError_t err, const char* what) {
   }
 }
 
-// The session's communicator is non-blocking: a call may return ncclInProgress until enqueued.
-void enqueued(ncclComm_t comm, ncclResult_t result) {
-  while (result == ncclInProgress)
-    ncclCommGetAsyncError(comm, &result);
-  if (result != ncclSuccess) {
-    throw sdk::Error(sdk::Status::Device,
-                     std::string("ncclAllReduce: ") + ncclGetErrorString(result));
-  }
-}
-
 class NcclPeer {
  public:
   static sdk::Spec spec() {
     sdk::Spec spec("nccl_peer");
     spec.variable("buf", DType::Float32, {1});
-    // sync_each != 0: a stream synchronize after every all_reduce (the cost a caller that
-    // waits for each result pays).
+    // mode (RawMode): how the loop issues its all_reduces.
     spec.function("raw_allreduce")
         .input("iters", DType::Int32, 0)
-        .input("sync_each", DType::Int32, 0)
+        .input("mode", DType::Int32, 0)
         .read("buf")
         .output("seconds", DType::Float64, 0);
     spec.function("touch").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
@@ -96,37 +85,14 @@ class NcclPeer {
                                  static_cast<size_t>(call.read(0).size()), iters);
       return emitSeconds(call, seconds, stream);
     }
-    int32_t iters = 0;
-    int32_t sync_each = 0;
-    // On the rank's stream: the input's host-to-device copy was queued there (non-blocking
-    // streams do not order against the legacy default stream).
-    check(
-        cudaMemcpyAsync(&iters, call.input(0).data(), sizeof iters, cudaMemcpyDeviceToHost, stream),
-        "iters");
-    check(cudaMemcpyAsync(&sync_each, call.input(1).data(), sizeof sync_each,
-                          cudaMemcpyDeviceToHost, stream),
-          "sync_each");
-    check(cudaStreamSynchronize(stream), "iters");
+    const int32_t iters = scalarOf<int32_t>(call, 0, stream);
+    const auto mode = static_cast<nccl_peer::RawMode>(scalarOf<int32_t>(call, 1, stream));
     auto comm = static_cast<ncclComm_t>(context_.comm());
     // In place on the variable's memory: the values are irrelevant to the timing.
     void* buffer = const_cast<void*>(call.read(0).data());
     const size_t count = static_cast<size_t>(call.read(0).size());
-    for (int i = 0; i < 5; ++i) {
-      enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
-    }
-    check(cudaStreamSynchronize(stream), "warm-up");
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) {
-      enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
-      if (sync_each != 0) check(cudaStreamSynchronize(stream), "sync");
-    }
-    check(cudaStreamSynchronize(stream), "loop");
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
-    check(cudaMemcpyAsync(call.output(0, {}).data(), &seconds, sizeof seconds,
-                          cudaMemcpyHostToDevice, stream),
-          "seconds");
-    check(cudaStreamSynchronize(stream), "seconds");
+    const double seconds = nccl_peer::rawAllReduce(mode, comm, stream, buffer, count, iters);
+    emitSeconds(call, seconds, stream);
   }
 
  private:

@@ -107,4 +107,54 @@ double rawToMaster(ToMaster kind, ncclComm_t comm, cudaStream_t stream, const fl
   return std::chrono::duration<double>(Clock::now() - start).count() / iters;
 }
 
+namespace {
+
+// The communicator handed to plugins is blocking, but a call may still answer ncclInProgress.
+void enqueued(ncclComm_t comm, ncclResult_t result) {
+  while (result == ncclInProgress)
+    ncclCommGetAsyncError(comm, &result);
+  check(result, "ncclAllReduce");
+}
+
+// A graph of `calls` all_reduces, captured on `stream` (nothing runs until it is launched).
+cudaGraphExec_t captureAllReduces(ncclComm_t comm, cudaStream_t stream, void* buffer, size_t count,
+                                  int calls) {
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  for (int i = 0; i < calls; ++i)
+    enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check(made, "cudaGraphInstantiate");
+  return exec;
+}
+
+}  // namespace
+
+double rawAllReduce(RawMode mode, ncclComm_t comm, cudaStream_t stream, void* buffer, size_t count,
+                    int iters) {
+  cudaGraphExec_t exec = nullptr;
+  if (mode == RawMode::GraphEach) exec = captureAllReduces(comm, stream, buffer, count, 1);
+  if (mode == RawMode::OneGraph) exec = captureAllReduces(comm, stream, buffer, count, iters);
+  auto issue = [&] {
+    if (exec != nullptr) return check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+    if (mode == RawMode::SyncEach) check(cudaStreamSynchronize(stream), "sync");
+  };
+  for (int i = 0; i < 5; ++i)
+    issue();
+  check(cudaStreamSynchronize(stream), "warm-up");
+  const auto start = Clock::now();
+  const int launches = mode == RawMode::OneGraph ? 1 : iters;
+  for (int i = 0; i < launches; ++i)
+    issue();
+  const auto issued = Clock::now();
+  check(cudaStreamSynchronize(stream), "loop");
+  const auto end = mode == RawMode::IssueOnly ? issued : Clock::now();
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  return std::chrono::duration<double>(end - start).count() / iters;
+}
+
 }  // namespace nccl_peer
