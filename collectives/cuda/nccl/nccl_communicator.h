@@ -40,6 +40,7 @@
 #include <chrono>
 #include <vector>
 
+#include "synk/collectives/cuda/nccl/graph_replay.h"
 #include "synk/collectives/cuda/nccl/nccl_api.h"
 #include "synk/collectives/cuda/nccl/nccl_device.h"
 #include "synk/core/communicator.h"
@@ -76,6 +77,13 @@ class NcclCommunicator final : public Communicator {
   static constexpr std::chrono::seconds kAbortBound{5};
   static constexpr std::chrono::seconds kFinalizeBound{10};
   static constexpr std::chrono::seconds kSplitBound{60};
+  // All_reduces of at most this many bytes (a list: in all) are replayed as CUDA graphs
+  // (graph_replay.h): below it the host's enqueue is what a loop of them waits for; from 2 MiB
+  // the GPU is (a graph of one 2 MiB all_reduce measured slower than the call itself).
+  static constexpr size_t kGraphMaxBytes = size_t(1) << 20;
+  // Graph replay is on unless SYNK_NCCL_GRAPHS=0 (1: on; anything else fails the start).
+  static bool graphsWanted();
+  const GraphReplay& graphs() const { return graphs_; }
 
  protected:
   // Each op is enqueued on the device stream and returns without waiting for the GPU (unless
@@ -119,6 +127,7 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t fast_ = nullptr;  // blocking child: every other collective
   bool aborted_ = false;
   DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
+  GraphReplay graphs_;           // small all_reduces
 };
 
 }  // namespace synk
