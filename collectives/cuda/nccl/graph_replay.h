@@ -4,6 +4,11 @@
 // bound by the host; a graph of the same call launches in ~2.5 us less
 // (results/device/2026-11-27-h200x2-nccl-graph-probe-80cd153.md).
 //
+// The price: once a call was captured on a communicator, NCCL orders every call issued on it
+// after the graphs (NCCL_GRAPH_MIXING_SUPPORT, on by default: an event record and wait per
+// call), which cost raw ncclAllReduce ~2.8 us more host time a call on the same machine. Only
+// calls bound by the host notice; the replayed ones gain more than that.
+//
 // run(key, issue): the first time a key is seen `issue` runs as it is; the second time it is
 // captured into a graph (recorded, not run) and the graph is launched; after that the graph is
 // launched. Every rank makes the same calls in the same order (handlers are SPMD), so every rank
