@@ -55,17 +55,7 @@ class NcclPeer {
     if (!context.isCuda() || !context.comm()) {
       throw sdk::Error(sdk::Status::Unsupported, "nccl_peer needs the cuda backend with NCCL");
     }
-    // Raw loops on a communicator of their own, the raw graphs on another (raw_paths.h).
-    auto session_comm = static_cast<ncclComm_t>(context.comm());
-    raw_comm_ = nccl_peer::splitOwn(session_comm, context.rank());
-    graph_comm_ = nccl_peer::splitOwn(session_comm, context.rank());
   }
-  ~NcclPeer() {
-    for (ncclComm_t comm : {raw_comm_, graph_comm_})
-      if (comm != nullptr) ncclCommDestroy(comm);
-  }
-  NcclPeer(const NcclPeer&) = delete;
-  NcclPeer& operator=(const NcclPeer&) = delete;
 
   void call(std::string_view name, sdk::Call& call) {
     auto stream = static_cast<cudaStream_t>(context_.stream());
@@ -89,16 +79,15 @@ class NcclPeer {
     if (name == "raw_to_master") {
       const auto kind = static_cast<nccl_peer::ToMaster>(scalarOf<int32_t>(call, 0, stream));
       const int iters = scalarOf<int32_t>(call, 1, stream);
-      const double seconds = nccl_peer::rawToMaster(
-          kind, raw_comm_, stream, static_cast<const float*>(call.read(0).data()),
-          static_cast<size_t>(call.read(0).size()), iters);
+      const double seconds =
+          nccl_peer::rawToMaster(kind, static_cast<ncclComm_t>(context_.comm()), stream,
+                                 static_cast<const float*>(call.read(0).data()),
+                                 static_cast<size_t>(call.read(0).size()), iters);
       return emitSeconds(call, seconds, stream);
     }
     const int32_t iters = scalarOf<int32_t>(call, 0, stream);
     const auto mode = static_cast<nccl_peer::RawMode>(scalarOf<int32_t>(call, 1, stream));
-    const bool graphs =
-        mode == nccl_peer::RawMode::GraphEach || mode == nccl_peer::RawMode::OneGraph;
-    ncclComm_t comm = graphs ? graph_comm_ : raw_comm_;
+    auto comm = static_cast<ncclComm_t>(context_.comm());
     // In place on the variable's memory: the values are irrelevant to the timing.
     void* buffer = const_cast<void*>(call.read(0).data());
     const size_t count = static_cast<size_t>(call.read(0).size());
@@ -152,8 +141,6 @@ class NcclPeer {
   }
 
   sdk::Context context_;
-  ncclComm_t raw_comm_ = nullptr;    // never captured
-  ncclComm_t graph_comm_ = nullptr;  // the raw graph modes
   void* pinned_ = nullptr;
   void* device_ = nullptr;
   int64_t pinned_bytes_ = 0;

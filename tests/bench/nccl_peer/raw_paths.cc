@@ -133,16 +133,6 @@ cudaGraphExec_t captureAllReduces(ncclComm_t comm, cudaStream_t stream, void* bu
 
 }  // namespace
 
-ncclComm_t splitOwn(ncclComm_t session_comm, int rank) {
-  ncclComm_t own = nullptr;
-  ncclResult_t result = ncclCommSplit(session_comm, 0, rank, &own, nullptr);
-  while (result == ncclInProgress)
-    ncclCommGetAsyncError(session_comm, &result);
-  check(result, "ncclCommSplit");
-  if (own == nullptr) throw std::runtime_error("ncclCommSplit gave no communicator");
-  return own;
-}
-
 double rawAllReduce(RawMode mode, ncclComm_t comm, cudaStream_t stream, void* buffer, size_t count,
                     int iters) {
   cudaGraphExec_t exec = nullptr;

@@ -15,11 +15,6 @@ namespace nccl_peer {
 // iteration.
 double rawCallFloor(cudaStream_t stream, int iters);
 
-// A communicator of the raw peer's own, split off the session's (every rank at once): NCCL adds
-// host work to every call issued on a communicator that ever had a call captured in a CUDA graph
-// (NCCL_GRAPH_MIXING_SUPPORT), so a peer sharing synk's communicator would pay for synk's graphs.
-ncclComm_t splitOwn(ncclComm_t session_comm, int rank);
-
 // How raw_allreduce issues its in-place all_reduces (float32 sum on the session's communicator).
 enum class RawMode : int32_t {
   Loop = 0,       // back to back, one synchronisation at the end (nccl-tests)
