@@ -1,13 +1,13 @@
 #pragma once
 // Replays a repeated NCCL call as a CUDA graph. On 2 x H200 enqueueing one small ncclAllReduce
 // costs the host ~9-12 us, more than the GPU's ~6 us for it, so a loop of small all_reduces is
-// bound by the host; a graph of the same call launches in ~2.5 us less
-// (results/device/2026-11-27-h200x2-nccl-graph-probe-80cd153.md).
+// bound by the host; a graph of the same call launches in 1.2-2.4 us less (128 KiB, 8 B:
+// results/device/2026-11-27-h200x2-nccl-graph-probe-80cd153.md).
 //
 // The price: once a call was captured on a communicator, NCCL orders every call issued on it
 // after the graphs (NCCL_GRAPH_MIXING_SUPPORT, on by default: an event record and wait per
-// call), which cost raw ncclAllReduce ~2.8 us more host time a call on the same machine. Only
-// calls bound by the host notice; the replayed ones gain more than that.
+// call), which cost an issued small all_reduce up to ~2.8 us more host time a call on the same
+// machine (noisy: 0-2.8). Only calls bound by the host notice; the replayed ones gain more.
 //
 // run(key, issue): the first time a key is seen `issue` runs as it is; the second time it is
 // captured into a graph (recorded, not run) and the graph is launched; after that the graph is
