@@ -9,7 +9,9 @@
 //                        [--staged 0] [--iters N] [--graphs 1]
 // --graphs 1 adds three raw columns: a CUDA graph of one all_reduce launched per call
 // (rawgraph_us), every call of a timing in one graph launched once (gpu_us: the device's time per
-// call, no host in it) and the host's time to enqueue one call of the raw loop (issue_us).
+// call, no host in it) and the host's time to enqueue one call of the raw loop (issue_us). The
+// graphs are captured on synk's communicator, and NCCL then adds host work to every call issued
+// on it (NCCL_GRAPH_MIXING_SUPPORT): every later loop of the process, raw and synk's, pays it.
 // Under mpirun with simulated nodes (SYNK_SIMULATE_NODES=1) it runs one session over the nodes
 // (scripts/gpu-nodes-check): --staged 0 then, host staging does not cross nodes.
 // Run the scatter in a process of its own (--sizes none): after the host-staged sweep has

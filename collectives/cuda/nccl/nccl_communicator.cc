@@ -105,8 +105,7 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
       group_(group),
       nccl_(nccl),
       gpu_(device),
-      device_(device.device()),
-      graphs_(device, graphsWanted()) {
+      device_(device.device()) {
   int version = 0;  // the library loaded may be older than the headers built against
   if (nccl_.getVersion(&version) != ncclSuccess || version < kOldestNccl) {
     throw NcclError(str("rank ", rank(), ": ", nccl_.name, " ", version, " is loaded; synk needs ",
@@ -186,13 +185,6 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
   fast_ = nullptr;
 }
 
-bool NcclCommunicator::graphsWanted() {
-  const char* text = std::getenv("SYNK_NCCL_GRAPHS");
-  if (text == nullptr || std::strcmp(text, "1") == 0) return true;
-  if (std::strcmp(text, "0") == 0) return false;
-  throw InvalidArgument(str("SYNK_NCCL_GRAPHS must be 0 (off) or 1 (on), got '", text, "'"));
-}
-
 NcclCommunicator::~NcclCommunicator() {
   gather_scratch_ = DeviceBuffer();  // stream-ordered; nothing after an abort
   if (comm_ == nullptr && fast_ == nullptr) return;
@@ -229,7 +221,6 @@ void NcclCommunicator::close() noexcept {
     abort();
     return;
   }
-  graphs_.clear();  // before NCCL goes: a graph's destruction releases what NCCL registered for it
   try {
     finalize();
   } catch (const std::exception& e) {
@@ -286,7 +277,6 @@ void NcclCommunicator::finalize() {
 void NcclCommunicator::abort() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
   aborted_ = true;
-  graphs_.abandon();  // their kernels may never end: nothing may wait for them
   gpu_.attachNccl(nullptr, nullptr);
   const ncclComm_t fast = fast_;
   const ncclComm_t comm = comm_;
@@ -302,7 +292,6 @@ void NcclCommunicator::abort() noexcept {
 
 void NcclCommunicator::abandon() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
-  graphs_.abandon();  // the CUDA runtime is gone
   gpu_.attachNccl(nullptr, nullptr);
   if (!group_.aborted()) (void)teardownBarrier(false);
   comm_ = nullptr;
@@ -394,55 +383,28 @@ void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   bool scale_after = false;
   const ncclRedOp_t op = reductionFor(args.op, scale_after);
   const void* send = args.send != nullptr ? args.send : args.buffer;
-  const ncclDataType_t type = ncclTypeOf(args.dtype);
-  auto issue = [&] {
-    complete(comm(),
-             nccl_.allReduce(send, args.buffer, args.count, type, op, comm(), gpu_.stream()),
-             "ncclAllReduce", waiter);
-  };
-  if (args.count * dtypeSize(args.dtype) > kGraphMaxBytes) {
-    issue();
-  } else {
-    const uint64_t key[] = {1,
-                            reinterpret_cast<uintptr_t>(send),
-                            reinterpret_cast<uintptr_t>(args.buffer),
-                            args.count,
-                            uint64_t(type),
-                            uint64_t(op)};
-    graphs_.run(key, issue);
-  }
+  complete(comm(),
+           nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, comm(),
+                           gpu_.stream()),
+           "ncclAllReduce", waiter);
   if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size());
 }
 
 void NcclCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
   cudaStream_t stream = gpu_.stream();
   bool any_scaled = false;
-  size_t bytes = 0;
-  std::vector<uint64_t> key = {2};
-  for (const AllReduceArgs& args : list) {
-    bool scale_after = false;
-    const ncclRedOp_t op = reductionFor(args.op, scale_after);
-    any_scaled = any_scaled || scale_after;
-    bytes += args.count * dtypeSize(args.dtype);
-    key.insert(key.end(), {reinterpret_cast<uintptr_t>(args.buffer), args.count,
-                           uint64_t(ncclTypeOf(args.dtype)), uint64_t(op)});
-  }
-  auto issue = [&] {
+  {
     NcclGroup group(nccl_);
     for (const AllReduceArgs& args : list) {
       bool scale_after = false;
       const ncclRedOp_t op = reductionFor(args.op, scale_after);
+      any_scaled = any_scaled || scale_after;
       queued(nccl_,
              nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), op,
                              comm(), stream),
              "ncclAllReduce (list)", rank(), comm());
     }
     complete(comm(), group.end(), "ncclGroupEnd (all_reduce list)", waiter);
-  };
-  if (bytes > kGraphMaxBytes) {
-    issue();
-  } else {
-    graphs_.run(key, issue);
   }
   if (!any_scaled) return;
   for (const AllReduceArgs& args : list) {

@@ -40,7 +40,6 @@
 #include <chrono>
 #include <vector>
 
-#include "synk/collectives/cuda/nccl/graph_replay.h"
 #include "synk/collectives/cuda/nccl/nccl_api.h"
 #include "synk/collectives/cuda/nccl/nccl_device.h"
 #include "synk/core/communicator.h"
@@ -77,15 +76,6 @@ class NcclCommunicator final : public Communicator {
   static constexpr std::chrono::seconds kAbortBound{5};
   static constexpr std::chrono::seconds kFinalizeBound{10};
   static constexpr std::chrono::seconds kSplitBound{60};
-  // All_reduces of at most this many bytes (a list: in all) are replayed as CUDA graphs
-  // (graph_replay.h). On 2 x H200 (results/device/2026-11-27-h200x2-gpu-check-graph-replay-ab-*)
-  // a replayed one took 8.2 / 9.7 us a call at 8 B / 128 KiB against 10.5-11.3 / 11.6-12.0
-  // issued; at 512 KiB 12.2-13.8 against 10.8-12.9, at 1 MiB 18.5 against 13.6 (NCCL picks its
-  // algorithm differently for a captured call), and from 2 MiB the GPU bounds.
-  static constexpr size_t kGraphMaxBytes = size_t(128) << 10;
-  // Graph replay is on unless SYNK_NCCL_GRAPHS=0 (1: on; anything else fails the start).
-  static bool graphsWanted();
-  const GraphReplay& graphs() const { return graphs_; }
 
  protected:
   // Each op is enqueued on the device stream and returns without waiting for the GPU (unless
@@ -129,7 +119,6 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t fast_ = nullptr;  // blocking child: every other collective
   bool aborted_ = false;
   DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
-  GraphReplay graphs_;           // small all_reduces
 };
 
 }  // namespace synk

@@ -100,7 +100,7 @@ printf '%s\n' "$(line 8 10.00 0.00 0 10.00 0.00 0)"
 EOF
 cat > "$tmp/synk-bench" <<EOF
 #!/usr/bin/env bash
-echo "synk-bench \$* graphs=\${SYNK_NCCL_GRAPHS:-unset}" >> "$tmp/calls.log"
+echo "synk-bench \$*" >> "$tmp/calls.log"
 printf '%s\n' "$(line 8 10.20 0.00 0 10.20 0.00 0)"
 EOF
 chmod +x "$tmp/nt/all_reduce_perf" "$tmp/synk-bench"
@@ -116,14 +116,6 @@ order=$(awk '{print $1}' "$tmp/calls.log" | tr '\n' ' ')
   || fail "driver: one synk-bench repetition a run: $(cat "$tmp/calls.log")"
 grep -q "median of 3 runs" "$tmp/driver.txt" \
   || fail "driver: the table compares the 3 runs: $(cat "$tmp/driver.txt")"
-[[ $(grep -c "^synk-bench .* graphs=0$" "$tmp/calls.log") == 3 ]] \
-  || fail "driver: synk-bench issues every call as nccl-tests does (SYNK_NCCL_GRAPHS=0): $(cat "$tmp/calls.log")"
-: > "$tmp/calls.log"
-(cd "$root" && NCCL_TESTS="$tmp/nt" SYNK_BENCH="$tmp/synk-bench" OUT="$tmp/out" SYNK_NCCL_GRAPHS=1 \
-  scripts/bench-collectives-vs-nccl-tests --ops all_reduce --repetitions 1 --bytes 8:8) \
-  > "$tmp/driver.txt" 2>&1 || fail "driver (graphs): exit $?: $(cat "$tmp/driver.txt")"
-grep -q "^synk-bench .* graphs=1$" "$tmp/calls.log" \
-  || fail "driver: a caller's SYNK_NCCL_GRAPHS=1 reaches synk-bench: $(cat "$tmp/calls.log")"
 for bad in 8-1G 1G:8 0:8 8:; do
   out=$(cd "$root" && scripts/bench-collectives-vs-nccl-tests --bytes "$bad" 2>&1); rc=$?
   [[ $rc == 2 ]] && grep -q "bytes takes MIN:MAX" <<< "$out" \

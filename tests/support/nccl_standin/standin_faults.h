@@ -19,8 +19,8 @@ enum class Call : int32_t { None = 0, Init, Split, Finalize, Collective };
 const char* callName(Call call);
 
 // One injected fault: the call, the rank it hits (-1: every rank) and, for Call::Collective, which
-// collective of that rank (0 = the first ncclAllReduce/Reduce/Broadcast/AllGather/Send/Recv run
-// since the rank created its communicator: issued, or run by a graph launch; a capture runs none).
+// collective call of that rank (0 = the first ncclAllReduce/Reduce/Broadcast/AllGather/Send/Recv
+// issued since the rank created its communicator).
 struct Fault {
   Call call = Call::None;
   int32_t rank = -1;
