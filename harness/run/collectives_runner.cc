@@ -82,6 +82,14 @@ CollectiveParams paramsOf(const Experiment& e, const Point& p) {
 }
 
 // Everything a rank does, the master included.
+// The master decides whether to go on to the next point (a stop asked for ends the job), and
+// every rank follows: they stay in step.
+bool nextPoint(ProcessGroup& group, const Job& job, const char* what) {
+  Waiter go = group.commandWaiter(what);
+  const bool stop = group.isMaster() && childShouldStop(job.stop);
+  return group.barrier().arrive(go, BarrierSite::CommandStart, !stop);
+}
+
 void rankMain(ProcessGroup& group, Job& job) {
   const int rank = group.rank();
   std::unique_ptr<ShmHeap> heap;
@@ -111,9 +119,7 @@ void rankMain(ProcessGroup& group, Job& job) {
     // nccl-tests' warm-up pass over every size before the first is timed (collective_ops.h);
     // none with -w 0.
     for (size_t w = 0; job.e.warmup > 0 && w < job.points.size(); ++w) {
-      Waiter go = group.commandWaiter("warming up the next point");
-      const bool stop = group.isMaster() && childShouldStop(job.stop);
-      if (!group.barrier().arrive(go, BarrierSite::CommandStart, !stop)) break;  // seen below
+      if (!nextPoint(group, job, "warming up the next point")) break;  // seen below
       try {
         warmCollective(side, paramsOf(job.e, *job.points[w]));
       } catch (const std::exception& e) {
@@ -125,10 +131,7 @@ void rankMain(ProcessGroup& group, Job& job) {
       }
     }
     for (; k < job.points.size(); ++k) {
-      // The master decides whether to go on, and every rank follows (they stay in step).
-      Waiter go = group.commandWaiter("the next point");
-      const bool stop = group.isMaster() && childShouldStop(job.stop);
-      if (!group.barrier().arrive(go, BarrierSite::CommandStart, !stop)) {
+      if (!nextPoint(group, job, "the next point")) {
         job.interrupted = true;
         break;
       }
