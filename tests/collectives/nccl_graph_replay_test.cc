@@ -74,8 +74,9 @@ TEST_CASE("graph replay: issued once, captured the second time, launched from th
     CHECK(graphs.captures() == 2);
     CHECK(graphs.launches() == 4);
     CHECK(graphs.memoryClears() == 1);
-    CHECK(graphs.summary() ==
-          "4 launched, 2 captured, 2 issued, graphs dropped 1 times as memory was freed");
+    CHECK(
+        graphs.summary().starts_with("4 launched, 2 captured, 2 issued, graphs dropped 1 times as "
+                                     "memory was freed; agreeing took "));
     CHECK(d.value() == want * 4);
   }
   SECTION("a key pushed out by `capacity` newer ones starts over") {

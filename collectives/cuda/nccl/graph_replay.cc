@@ -1,6 +1,7 @@
 #include "synk/collectives/cuda/nccl/graph_replay.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "synk/core/error.h"
@@ -61,7 +62,10 @@ void GraphReplay::run(std::span<const uint64_t> key, const Agree& agree,
   });
   Proposal mine{kIssue, 0};
   if (seen != entries_.end()) mine = {seen->graph ? kLaunch : kCapture, seen->capture};
+  using Clock = std::chrono::steady_clock;
+  const auto agree_start = Clock::now();
   const Agreed all = agree(mine);
+  agree_ns_ += std::chrono::nanoseconds(Clock::now() - agree_start).count();
   Entry& entry = remember(key);
   if (all.level == kIssue) {
     drop(entry);  // another rank has none: from "seen" on, alike
@@ -100,13 +104,19 @@ void GraphReplay::run(std::span<const uint64_t> key, const Agree& agree,
     entry.capture = number;
     ++captures_;
   }
+  const auto launch_start = Clock::now();
   gpu_.launchGraph(entry.graph);
+  launch_ns_ += std::chrono::nanoseconds(Clock::now() - launch_start).count();
   ++launches_;
 }
 
 std::string GraphReplay::summary() const {
+  const int calls = launches_ + issued_;
   return str(launches_, " launched, ", captures_, " captured, ", issued_,
-             " issued, graphs dropped ", memory_clears_, " times as memory was freed");
+             " issued, graphs dropped ", memory_clears_,
+             " times as memory was freed; agreeing took ",
+             calls > 0 ? double(agree_ns_) / calls * 1e-3 : 0.0, " us a call, launching ",
+             launches_ > 0 ? double(launch_ns_) / launches_ * 1e-3 : 0.0, " us a launch");
 }
 
 }  // namespace synk

@@ -231,7 +231,7 @@ void NcclCommunicator::close() noexcept {
     return;
   }
   if (graphs_.enabled() || graphs_.captures() > 0)
-    logInfo("NCCL graph replay: ", graphs_.summary());
+    logInfo("rank ", rank(), ": NCCL graph replay: ", graphs_.summary());
   graphs_.clear();  // before NCCL goes: a graph's destruction releases what NCCL registered for it
   try {
     finalize();
