@@ -1,8 +1,10 @@
 #include "tests/bench/nccl_peer/raw_paths.h"
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace nccl_peer {
 namespace {
@@ -116,9 +118,15 @@ void enqueued(ncclComm_t comm, ncclResult_t result) {
   check(result, "ncclAllReduce");
 }
 
-// A graph of `calls` all_reduces, captured on `stream` (nothing runs until it is launched).
-cudaGraphExec_t captureAllReduces(ncclComm_t comm, cudaStream_t stream, void* buffer, size_t count,
-                                  int calls) {
+// A graph of `calls` all_reduces, captured on `stream` (nothing runs until it is launched); it is
+// destroyed with its holder, also when a call throws.
+struct GraphExecDestroy {
+  void operator()(cudaGraphExec_t exec) const { cudaGraphExecDestroy(exec); }
+};
+using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDestroy>;
+
+GraphExec captureAllReduces(ncclComm_t comm, cudaStream_t stream, void* buffer, size_t count,
+                            int calls) {
   check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   for (int i = 0; i < calls; ++i)
     enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
@@ -128,18 +136,18 @@ cudaGraphExec_t captureAllReduces(ncclComm_t comm, cudaStream_t stream, void* bu
   const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   check(made, "cudaGraphInstantiate");
-  return exec;
+  return GraphExec(exec);
 }
 
 }  // namespace
 
 double rawAllReduce(RawMode mode, ncclComm_t comm, cudaStream_t stream, void* buffer, size_t count,
                     int iters) {
-  cudaGraphExec_t exec = nullptr;
+  GraphExec exec;
   if (mode == RawMode::GraphEach) exec = captureAllReduces(comm, stream, buffer, count, 1);
   if (mode == RawMode::OneGraph) exec = captureAllReduces(comm, stream, buffer, count, iters);
   auto issue = [&] {
-    if (exec != nullptr) return check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    if (exec) return check(cudaGraphLaunch(exec.get(), stream), "cudaGraphLaunch");
     enqueued(comm, ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
     if (mode == RawMode::SyncEach) check(cudaStreamSynchronize(stream), "sync");
   };
@@ -153,7 +161,6 @@ double rawAllReduce(RawMode mode, ncclComm_t comm, cudaStream_t stream, void* bu
   const auto issued = Clock::now();
   check(cudaStreamSynchronize(stream), "loop");
   const auto end = mode == RawMode::IssueOnly ? issued : Clock::now();
-  if (exec != nullptr) cudaGraphExecDestroy(exec);
   return std::chrono::duration<double>(end - start).count() / iters;
 }
 
