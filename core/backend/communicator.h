@@ -29,10 +29,6 @@ struct AllReduceArgs {
   // Out of place: the input, `count` elements that must not overlap `buffer` (null: in place).
   // allReduceList works in place only.
   const void* send = nullptr;
-  // The buffers are the runtime's own (a variable's): the device sees every release of them, so a
-  // backend may replay the call as a CUDA graph (collectives/cuda/nccl/graph_replay.h). Off for
-  // buffers a plugin or a caller owns, which may be freed and reallocated behind its back.
-  bool replayable = false;
 };
 
 struct ReduceArgs {

@@ -244,10 +244,8 @@ void CollectiveExecution::allReduce() {
   list_.clear();
   for (size_t k = 0; k < request_.vars.size(); ++k) {
     VariableStorage& v = var(k);
-    AllReduceArgs args{v.buffer.data(), static_cast<size_t>(numElements(v.shape)), v.dtype,
-                       request_.op};
-    args.replayable = true;  // a variable's storage: allocated and released through the device
-    list_.push_back(args);
+    list_.push_back(
+        {v.buffer.data(), static_cast<size_t>(numElements(v.shape)), v.dtype, request_.op});
   }
   PhaseScope phase(Phase::Collective);
   comm().allReduceList(list_, waiter_);

@@ -109,33 +109,6 @@ void CudaDevice::markAborted() noexcept {
   pool_->abandon();
 }
 
-void CudaDevice::beginCapture() {
-  SYNK_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-}
-
-NcclDevice::Graph CudaDevice::endCapture(std::string& why) noexcept {
-  cudaGraph_t graph = nullptr;
-  cudaError_t err = cudaStreamEndCapture(stream_, &graph);
-  cudaGraphExec_t exec = nullptr;
-  if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, graph, 0);
-  if (graph != nullptr) cudaGraphDestroy(graph);
-  if (err == cudaSuccess) return exec;
-  (void)cudaGetLastError();  // a failed capture is not a sticky error: clear it
-  why = cudaGetErrorString(err);
-  return nullptr;
-}
-
-void CudaDevice::launchGraph(Graph graph) {
-  SYNK_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), stream_));
-}
-
-void CudaDevice::destroyGraph(Graph graph) noexcept {
-  if (graph == nullptr) return;  // after an abort too: it never waits for a running launch
-  if (cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph)) != cudaSuccess) {
-    (void)cudaGetLastError();
-  }
-}
-
 void CudaDevice::bindCallingThread() {
   SYNK_CUDA_CHECK(cudaSetDevice(ordinal_));
 }
@@ -165,7 +138,6 @@ void* CudaDevice::allocate(size_t bytes) {
     cudaMemPool_t pool = nullptr;
     SYNK_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, ordinal_));
     SYNK_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-    ++memory_generation_;
     err = cudaMallocAsync(&pointer, size, stream_);
   }
   if (err == cudaErrorMemoryAllocation) {
@@ -189,7 +161,6 @@ void* CudaDevice::allocate(size_t bytes) {
 
 void CudaDevice::release(void* pointer) noexcept {
   if (pointer == nullptr || aborted_) return;
-  ++memory_generation_;
   // Stream-ordered: the block is reused only after the work queued so far has read it.
   const cudaError_t err = pools_ ? cudaFreeAsync(pointer, stream_) : cudaFree(pointer);
   if (err != cudaSuccess) {

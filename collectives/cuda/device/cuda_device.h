@@ -80,13 +80,6 @@ class CudaDevice final : public Device, public NcclDevice {
     comm_ = collectives;
     other_comm_ = other != collectives ? other : nullptr;
   }
-  // cudaStreamBeginCapture (this thread's calls only), cudaStreamEndCapture +
-  // cudaGraphInstantiate, cudaGraphLaunch, cudaGraphExecDestroy.
-  void beginCapture() override;
-  Graph endCapture(std::string& why) noexcept override;
-  void launchGraph(Graph graph) override;
-  void destroyGraph(Graph graph) noexcept override;
-  uint64_t memoryGeneration() const noexcept override { return memory_generation_; }
   int rank() const { return rank_; }
   // Whether host memory [pointer, pointer + bytes) is page-locked (registered or pinned).
   bool isPinned(const void* pointer, size_t bytes) const;
@@ -118,7 +111,6 @@ class CudaDevice final : public Device, public NcclDevice {
   void* row_index_ = nullptr;  // device copy of gatherRows' row list, grown on demand
   size_t row_index_bytes_ = 0;
   bool aborted_ = false;
-  uint64_t memory_generation_ = 0;    // release() and the pool's trim move it
   cudaEvent_t work_start_ = nullptr;  // step times: made on first use
   cudaEvent_t work_end_ = nullptr;
   bool work_started_ = false;

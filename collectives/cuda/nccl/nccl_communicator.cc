@@ -14,7 +14,6 @@
 #include "synk/core/device.h"
 #include "synk/core/error.h"
 #include "synk/core/log.h"
-#include "synk/core/phase_clock.h"
 #include "synk/core/process_group.h"
 
 // ncclCommSplit under a non-blocking parent needs 2.18, NCCL_RUNTIME_CONNECT 2.22.
@@ -106,8 +105,7 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
       group_(group),
       nccl_(nccl),
       gpu_(device),
-      device_(device.device()),
-      graphs_(device, graphsWanted() && !group.spansNodes()) {
+      device_(device.device()) {
   int version = 0;  // the library loaded may be older than the headers built against
   if (nccl_.getVersion(&version) != ncclSuccess || version < kOldestNccl) {
     throw NcclError(str("rank ", rank(), ": ", nccl_.name, " ", version, " is loaded; synk needs ",
@@ -187,13 +185,6 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
   fast_ = nullptr;
 }
 
-bool NcclCommunicator::graphsWanted() {
-  const char* text = std::getenv("SYNK_NCCL_GRAPHS");
-  if (text == nullptr || std::strcmp(text, "1") == 0) return true;
-  if (std::strcmp(text, "0") == 0) return false;
-  throw InvalidArgument(str("SYNK_NCCL_GRAPHS must be 0 (off) or 1 (on), got '", text, "'"));
-}
-
 NcclCommunicator::~NcclCommunicator() {
   gather_scratch_ = DeviceBuffer();  // stream-ordered; nothing after an abort
   if (comm_ == nullptr && fast_ == nullptr) return;
@@ -230,9 +221,6 @@ void NcclCommunicator::close() noexcept {
     abort();
     return;
   }
-  if (graphs_.enabled() || graphs_.captures() > 0)
-    logInfo("rank ", rank(), ": NCCL graph replay: ", graphs_.summary());
-  graphs_.clear();  // before NCCL goes: a graph's destruction releases what NCCL registered for it
   try {
     finalize();
   } catch (const std::exception& e) {
@@ -289,9 +277,6 @@ void NcclCommunicator::finalize() {
 void NcclCommunicator::abort() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
   aborted_ = true;
-  // Destroyed, not forgotten: NCCL's abort waits for the graphs that used the communicator to be
-  // destroyed, and destroying one never waits for a launch still running.
-  graphs_.clear();
   gpu_.attachNccl(nullptr, nullptr);
   const ncclComm_t fast = fast_;
   const ncclComm_t comm = comm_;
@@ -307,7 +292,6 @@ void NcclCommunicator::abort() noexcept {
 
 void NcclCommunicator::abandon() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
-  graphs_.abandon();  // the CUDA runtime is gone
   gpu_.attachNccl(nullptr, nullptr);
   if (!group_.aborted()) (void)teardownBarrier(false);
   comm_ = nullptr;
@@ -357,26 +341,6 @@ void NcclCommunicator::exchangeUniqueId(Waiter& waiter, ncclUniqueId* id) {
   std::memcpy(id, barrier.exchangeOf(master), sizeof(*id));
 }
 
-GraphReplay::Agree NcclCommunicator::agree(Waiter& waiter) {
-  return [this, &waiter](GraphReplay::Proposal mine) -> GraphReplay::Agreed {
-    if (size() == 1) return GraphReplay::alone(mine);
-    PhaseScope phase(Phase::Agree);  // SYNK_PHASES=1 shows what the agreements cost
-    // A site of its own: a rank that reached another barrier (a call's exchange) is reported as
-    // diverged instead of read as a proposal.
-    Barrier& barrier = group_.barrier();
-    std::memcpy(barrier.outbox(sizeof mine), &mine, sizeof mine);
-    barrier.arrive(waiter, BarrierSite::GraphAgree, true);
-    GraphReplay::Agreed all{mine.level, true};
-    for (int r = 0; r < size(); ++r) {
-      GraphReplay::Proposal theirs{};
-      std::memcpy(&theirs, barrier.exchangeOf(r), sizeof theirs);
-      all.level = std::min(all.level, theirs.level);
-      all.same_capture = all.same_capture && theirs.capture == mine.capture;
-    }
-    return all;
-  };
-}
-
 void NcclCommunicator::fail(ncclComm_t comm, ncclResult_t result, const char* what) const {
   throw NcclError(str("rank ", rank(), ": ", what, " failed: ", describeNccl(nccl_, result, comm)));
 }
@@ -419,57 +383,28 @@ void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   bool scale_after = false;
   const ncclRedOp_t op = reductionFor(args.op, scale_after);
   const void* send = args.send != nullptr ? args.send : args.buffer;
-  const ncclDataType_t type = ncclTypeOf(args.dtype);
-  auto issue = [&] {
-    complete(comm(),
-             nccl_.allReduce(send, args.buffer, args.count, type, op, comm(), gpu_.stream()),
-             "ncclAllReduce", waiter);
-  };
-  if (!args.replayable || args.count * dtypeSize(args.dtype) > kGraphMaxBytes) {
-    issue();
-  } else {
-    const uint64_t key[] = {1,
-                            reinterpret_cast<uintptr_t>(send),
-                            reinterpret_cast<uintptr_t>(args.buffer),
-                            args.count,
-                            uint64_t(type),
-                            uint64_t(op)};
-    graphs_.run(key, agree(waiter), issue);
-  }
+  complete(comm(),
+           nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, comm(),
+                           gpu_.stream()),
+           "ncclAllReduce", waiter);
   if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size());
 }
 
 void NcclCommunicator::doAllReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
   cudaStream_t stream = gpu_.stream();
   bool any_scaled = false;
-  size_t bytes = 0;
-  bool replayable = true;
-  std::vector<uint64_t> key = {2};
-  for (const AllReduceArgs& args : list) {
-    replayable = replayable && args.replayable;
-    bool scale_after = false;
-    const ncclRedOp_t op = reductionFor(args.op, scale_after);
-    any_scaled = any_scaled || scale_after;
-    bytes += args.count * dtypeSize(args.dtype);
-    key.insert(key.end(), {reinterpret_cast<uintptr_t>(args.buffer), args.count,
-                           uint64_t(ncclTypeOf(args.dtype)), uint64_t(op)});
-  }
-  auto issue = [&] {
+  {
     NcclGroup group(nccl_);
     for (const AllReduceArgs& args : list) {
       bool scale_after = false;
       const ncclRedOp_t op = reductionFor(args.op, scale_after);
+      any_scaled = any_scaled || scale_after;
       queued(nccl_,
              nccl_.allReduce(args.buffer, args.buffer, args.count, ncclTypeOf(args.dtype), op,
                              comm(), stream),
              "ncclAllReduce (list)", rank(), comm());
     }
     complete(comm(), group.end(), "ncclGroupEnd (all_reduce list)", waiter);
-  };
-  if (!replayable || bytes > kGraphMaxBytes) {
-    issue();
-  } else {
-    graphs_.run(key, agree(waiter), issue);
   }
   if (!any_scaled) return;
   for (const AllReduceArgs& args : list) {

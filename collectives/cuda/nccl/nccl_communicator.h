@@ -40,7 +40,6 @@
 #include <chrono>
 #include <vector>
 
-#include "synk/collectives/cuda/nccl/graph_replay.h"
 #include "synk/collectives/cuda/nccl/nccl_api.h"
 #include "synk/collectives/cuda/nccl/nccl_device.h"
 #include "synk/core/communicator.h"
@@ -77,17 +76,6 @@ class NcclCommunicator final : public Communicator {
   static constexpr std::chrono::seconds kAbortBound{5};
   static constexpr std::chrono::seconds kFinalizeBound{10};
   static constexpr std::chrono::seconds kSplitBound{60};
-  // All_reduces of variables (AllReduceArgs::replayable) of at most this many bytes (a list: in
-  // all) are replayed as CUDA graphs (graph_replay.h). On 2 x H200, before the agreement a call
-  // (results/device/2026-11-27-h200x2-gpu-check-graph-replay-ab-3cac7bd.md), a replayed one took
-  // 8.2 / 9.7 us a call at 8 B / 128 KiB against 10.5-11.3 / 11.6-12.0 issued; 512 KiB was no
-  // faster, 1 MiB 18.5 against 13.6 (NCCL tunes a captured call differently); from 2 MiB the GPU
-  // bounds.
-  static constexpr size_t kGraphMaxBytes = size_t(128) << 10;
-  // Graph replay is on unless SYNK_NCCL_GRAPHS=0 (1: on; anything else fails the start), on one
-  // node (over several, agreeing on each call would cross the network).
-  static bool graphsWanted();
-  const GraphReplay& graphs() const { return graphs_; }
 
  protected:
   // Each op is enqueued on the device stream and returns without waiting for the GPU (unless
@@ -108,8 +96,6 @@ class NcclCommunicator final : public Communicator {
 
  private:
   void exchangeUniqueId(Waiter& waiter, ncclUniqueId* id);
-  // GraphReplay's agreement: one Exchange barrier, the least proposal of every rank.
-  GraphReplay::Agree agree(Waiter& waiter);
   // Turns a call's result into success or NcclError. A call on the non-blocking communicator
   // is always polled until the communicator's state leaves ncclInProgress, whatever it
   // returned: see complete() in the .cc.
@@ -133,7 +119,6 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t fast_ = nullptr;  // blocking child: every other collective
   bool aborted_ = false;
   DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
-  GraphReplay graphs_;           // small all_reduces
 };
 
 }  // namespace synk

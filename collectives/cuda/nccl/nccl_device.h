@@ -5,9 +5,6 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <cstdint>
-#include <string>
-
 namespace synk {
 
 class Device;
@@ -31,21 +28,6 @@ class NcclDevice {
   virtual void attachNccl(ncclComm_t collectives, ncclComm_t other) = 0;
   // After an abort: no later call may wait on the stream, destruction releases nothing.
   virtual void markAborted() noexcept = 0;
-
-  // CUDA graphs of what one call enqueues on stream() (graph_replay.h). An executable graph,
-  // opaque; null: none.
-  using Graph = void*;
-  // From here on, what this thread enqueues on stream() is recorded instead of run.
-  virtual void beginCapture() = 0;
-  // Ends the recording: an executable graph, or null with `why` set when the recording cannot
-  // be made one. Nothing recorded has run either way.
-  virtual Graph endCapture(std::string& why) noexcept = 0;
-  // Enqueues the graph's work on stream(), in the order it was recorded.
-  virtual void launchGraph(Graph graph) = 0;
-  // Null is ignored; a launch still running finishes first.
-  virtual void destroyGraph(Graph graph) noexcept = 0;
-  // Moves whenever device memory is released: a graph holds raw addresses.
-  virtual uint64_t memoryGeneration() const noexcept = 0;
 };
 
 }  // namespace synk

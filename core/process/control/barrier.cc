@@ -34,8 +34,6 @@ const char* barrierSiteName(uint32_t site) {
       return "collective out";
     case BarrierSite::Teardown:
       return "teardown";
-    case BarrierSite::GraphAgree:
-      return "graph agree";
   }
   return "unknown";
 }

@@ -30,8 +30,7 @@ enum class BarrierSite : uint32_t {
   Exchange,
   CollectiveIn,
   CollectiveOut,
-  Teardown,    // backends closing device communicators (every rank drained its work)
-  GraphAgree,  // the cuda backend agreeing how to run a small all_reduce (graph_replay.h)
+  Teardown,  // backends closing device communicators (every rank drained its work)
 };
 const char* barrierSiteName(uint32_t site);
 

@@ -125,51 +125,13 @@ ncclResult_t splitRendezvous(Comm& parent, int color, int key, int* child_contex
   return ncclSuccess;
 }
 
-// Fault::index counts the collectives a rank runs: a call issued now, or each launch of a graph
-// that recorded it (a capture runs nothing).
-void markFaults(Op& op) {
-  const int index = g_collective_calls.fetch_add(1);
-  const Faults& f = faults();
-  op.fail = f.fail.hits(Call::Collective, op.comm->world_rank, index);
-  op.absent = f.absent.hits(Call::Collective, op.comm->world_rank, index);
-  op.die = f.die.hits(Call::Collective, op.comm->world_rank, index);
-}
-
-// A group's faults act through its first operation (it runs the group).
-void mergeFaults(std::vector<Op>& ops) {
-  for (const Op& op : ops) {
-    ops.front().fail = ops.front().fail || op.fail;
-    ops.front().absent = ops.front().absent || op.absent;
-    ops.front().die = ops.front().die || op.die;
-  }
-}
-
 bool enqueue(std::vector<Op> ops, cudaStream_t handle) {
   const std::shared_ptr<Stream> stream = Stream::find(handle);
   if (!stream || stream->stopping()) {
     setLastError("nccl-standin: the stream does not exist (destroyed?)");
     return false;
   }
-  // One token per recorded group, shared by the recording's copies: the graph holds the
-  // communicator until the last copy goes (its destruction, or a capture that failed).
-  struct GraphRef {
-    std::shared_ptr<Comm> comm;
-    explicit GraphRef(std::shared_ptr<Comm> c) : comm(std::move(c)) {
-      comm->live_graphs.fetch_add(1);
-    }
-    ~GraphRef() { comm->live_graphs.fetch_sub(1); }
-  };
-  auto ref = stream->capturing() ? std::make_shared<GraphRef>(ops.front().comm) : nullptr;
-  const bool recorded = stream->record([ops, ref] {
-    std::vector<Op> run = ops;
-    for (Op& op : run) {
-      markFaults(op);
-      op.from_graph = true;
-    }
-    mergeFaults(run);
-    return makeGroupWork(std::move(run));
-  });
-  return recorded || stream->enqueue(makeGroupWork(std::move(ops)));
+  return stream->enqueue(makeGroupWork(std::move(ops)));
 }
 
 ncclResult_t launch(std::vector<Op> ops, cudaStream_t stream) {
@@ -177,8 +139,10 @@ ncclResult_t launch(std::vector<Op> ops, cudaStream_t stream) {
   const std::shared_ptr<Comm> comm = ops.front().comm;
   for (const Op& op : ops) {
     if (op.comm != comm) return refuse(ncclInvalidUsage, "a group spans one communicator here");
+    ops.front().fail = ops.front().fail || op.fail;
+    ops.front().absent = ops.front().absent || op.absent;
+    ops.front().die = ops.front().die || op.die;
   }
-  mergeFaults(ops);
   if (comm->blocking) {
     // An injected failure surfaces later, as the communicator's asynchronous error.
     return enqueue(std::move(ops), stream) ? ncclSuccess : ncclInvalidArgument;
@@ -323,9 +287,12 @@ ncclResult_t issue(OpKind kind, const char* call, const void* send, void* recv, 
   if (has_peer && (peer < 0 || peer >= comm->size)) {
     return refuse(ncclInvalidArgument, str(call, ": root/peer ", peer, " of ", comm->size));
   }
-  const std::shared_ptr<Stream> target = Stream::find(stream);
-  if (!target) return refuse(ncclInvalidArgument, str(call, ": invalid stream"));
-  if (!target->capturing()) markFaults(op);  // captured: at each launch instead
+  if (!Stream::find(stream)) return refuse(ncclInvalidArgument, str(call, ": invalid stream"));
+  const int index = g_collective_calls.fetch_add(1);
+  const Faults& f = faults();
+  op.fail = f.fail.hits(Call::Collective, comm->world_rank, index);
+  op.absent = f.absent.hits(Call::Collective, comm->world_rank, index);
+  op.die = f.die.hits(Call::Collective, comm->world_rank, index);
   if (g_group.depth > 0) {
     g_group.ops.push_back(std::move(op));
     g_group.stream = stream;

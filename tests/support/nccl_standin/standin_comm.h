@@ -67,9 +67,6 @@ class Comm {
   std::shared_ptr<Segment> segment;  // null until init's job has attached
   int context_index = 0;
   std::atomic<bool> finalized{false};
-  // CUDA graphs holding a call on this communicator, not yet destroyed: NCCL's abort and
-  // destroy wait for them (src/init.cc), so tearing down with one alive is a violation.
-  std::atomic<int> live_graphs{0};
   uint64_t step = 0;  // collective steps taken (touched only by the stream worker)
   // Touched only by this communicator's jobs (one at a time).
   uint64_t split_seq = 0;

@@ -42,29 +42,6 @@ void StandinDevice::enqueue(Stream::Work work) {
   if (!stream_->enqueue(std::move(work))) throw CudaError("the stand-in stream is stopped");
 }
 
-NcclDevice::Graph StandinDevice::endCapture(std::string& why) noexcept {
-  try {
-    auto recorded = stream_->endCapture();
-    if (faults().capture_fails_rank == rank_) {
-      why = "injected capture failure";
-      return nullptr;
-    }
-    return new std::vector<Stream::Maker>(std::move(recorded));
-  } catch (const std::exception& e) {
-    why = e.what();
-    return nullptr;
-  }
-}
-
-void StandinDevice::launchGraph(Graph graph) {
-  for (const Stream::Maker& make : *static_cast<std::vector<Stream::Maker>*>(graph))
-    enqueue(make());
-}
-
-void StandinDevice::destroyGraph(Graph graph) noexcept {
-  delete static_cast<std::vector<Stream::Maker>*>(graph);
-}
-
 void* StandinDevice::allocate(size_t bytes) {
   const size_t size = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   void* pointer = std::aligned_alloc(kAlignment, size);
@@ -77,7 +54,6 @@ void* StandinDevice::allocate(size_t bytes) {
 
 void StandinDevice::release(void* pointer) noexcept {
   if (pointer == nullptr || aborted_) return;
-  ++memory_generation_;
   // Stream-ordered: work queued before may still read it. A stopped stream may still be
   // finishing an item that reads it: leaked then.
   (void)stream_->enqueue([pointer](const Stream&) { std::free(pointer); });
@@ -143,10 +119,6 @@ DeviceHandles StandinDevice::handles() const {
 }
 
 NcclDevice::StreamState StandinDevice::queryStream() noexcept {
-  if (stream_->capturing()) {  // CUDA: cudaErrorStreamCaptureUnsupported, capture invalidated
-    stream_->invalidateCapture("operation not permitted when stream is capturing");
-    return StreamState::Failed;
-  }
   if (stream_->failed()) return StreamState::Failed;
   return stream_->idle() ? StreamState::Idle : StreamState::Busy;
 }

@@ -58,12 +58,6 @@ class StandinDevice final : public Device, public NcclDevice {
     other_comm_ = other != collectives ? other : nullptr;
   }
   void markAborted() noexcept override { aborted_ = true; }
-  // The stream's capture (standin_stream.h); a graph is the recorded list, launched in order.
-  void beginCapture() override { stream_->beginCapture(); }
-  Graph endCapture(std::string& why) noexcept override;
-  void launchGraph(Graph graph) override;
-  void destroyGraph(Graph graph) noexcept override;
-  uint64_t memoryGeneration() const noexcept override { return memory_generation_; }
 
  private:
   // A device-to-host copy waiting for synchronize() to deliver it.
@@ -85,7 +79,6 @@ class StandinDevice final : public Device, public NcclDevice {
   ncclComm_t other_comm_ = nullptr;
   std::vector<std::shared_ptr<Staged>> staged_;  // touched by the caller's thread only
   bool aborted_ = false;
-  uint64_t memory_generation_ = 0;
 };
 
 }  // namespace synk::standin

@@ -19,8 +19,8 @@ enum class Call : int32_t { None = 0, Init, Split, Finalize, Collective };
 const char* callName(Call call);
 
 // One injected fault: the call, the rank it hits (-1: every rank) and, for Call::Collective, which
-// collective of that rank (0 = the first ncclAllReduce/Reduce/Broadcast/AllGather/Send/Recv run
-// since the rank created its communicator: issued, or run by a graph launch; a capture runs none).
+// collective call of that rank (0 = the first ncclAllReduce/Reduce/Broadcast/AllGather/Send/Recv
+// issued since the rank created its communicator).
 struct Fault {
   Call call = Call::None;
   int32_t rank = -1;
@@ -49,8 +49,6 @@ struct Faults {
   // slow_rank's every collective reads its peers' data slow_delay late, so it finishes after
   // them (a missing teardown barrier then shows as a violation).
   int32_t slow_rank = -1;
-  // This rank's CUDA graph captures fail (endCapture finds nothing it can make a graph of).
-  int32_t capture_fails_rank = -1;
   std::chrono::milliseconds slow_delay{0};
   // A wait that would hang a real NCCL forever ends after this with ncclSystemError and a
   // violation, so that a broken test fails instead of hanging CI.

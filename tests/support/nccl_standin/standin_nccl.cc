@@ -118,10 +118,6 @@ ncclResult_t commAbort(ncclComm_t handle) {
   const std::shared_ptr<Comm> comm = findComm(handle);
   if (!comm) return unknownComm("ncclCommAbort", handle);
   record(comm->world_rank).aborts.fetch_add(1);
-  if (const int graphs = comm->live_graphs.load(); graphs > 0) {
-    recordViolation(str("rank ", comm->world_rank, ": ncclCommAbort with ", graphs,
-                        " CUDA graph(s) holding its calls alive (NCCL's abort waits for them)"));
-  }
   comm->abort();  // first: the job it joins may still be attaching the segment
   comm->checkTeardown("ncclCommAbort");
   unregisterComm(comm.get());

@@ -99,12 +99,8 @@ void runCollective(Op& op, Run& run) {
   const size_t per_step = kSlotBytes / elem;
   const auto* send = static_cast<const std::byte*>(op.send);
   auto* recv = static_cast<std::byte*>(op.recv);
-  const OpDesc desc{static_cast<uint32_t>(op.kind),
-                    static_cast<uint32_t>(op.type),
-                    static_cast<uint32_t>(op.redop),
-                    op.peer,
-                    op.count,
-                    op.from_graph ? 1u : 0u};
+  const OpDesc desc{static_cast<uint32_t>(op.kind), static_cast<uint32_t>(op.type),
+                    static_cast<uint32_t>(op.redop), op.peer, op.count};
   const bool writes = op.kind != OpKind::Broadcast || c.rank == op.peer;
   std::vector<std::byte> reduced;
   for (size_t off = 0; off < op.count; off += per_step) {
@@ -126,15 +122,10 @@ void runCollective(Op& op, Run& run) {
     for (int p = 0; p < c.size; ++p) {
       const OpDesc& theirs = ctx.lines[p].desc;
       if (theirs == desc) continue;
-      recordViolation(
-          str("rank ", c.rank, " called ", kindName(op.kind), " (count ", op.count, ", type ",
-              op.type, ", root ", op.peer, ") while rank ", p, " called ",
-              kindName(static_cast<OpKind>(theirs.kind)), " (count ", theirs.count, ", type ",
-              theirs.dtype, ", root ", theirs.root, ")",
-              desc.from_graph != theirs.from_graph
-                  ? str(": rank ", c.rank, "'s ", desc.from_graph ? "from a graph" : "issued",
-                        ", rank ", p, "'s ", theirs.from_graph ? "from a graph" : "issued")
-                  : std::string()));
+      recordViolation(str("rank ", c.rank, " called ", kindName(op.kind), " (count ", op.count,
+                          ", type ", op.type, ", root ", op.peer, ") while rank ", p, " called ",
+                          kindName(static_cast<OpKind>(theirs.kind)), " (count ", theirs.count,
+                          ", type ", theirs.dtype, ", root ", theirs.root, ")"));
       setLastError("nccl-standin: ranks called different collectives");
       c.setAsyncError(ncclInvalidUsage);
       return;
@@ -238,7 +229,7 @@ void executeGroup(std::vector<Op>& ops, const Stream& stream) {
     // NCCL reports the failure as the communicator's asynchronous error, and its kernel, whose
     // data never comes, stays on the stream until the communicator is aborted.
     setLastError(str("nccl-standin: injected failure of ", kindName(first.kind), " on rank ",
-                     first.comm->rank, first.from_graph ? " (launched from a graph)" : ""));
+                     first.comm->rank));
     first.comm->setAsyncError(ncclSystemError);
     run.wait([] { return false; });
   } else if (first.absent) {

@@ -34,8 +34,7 @@ struct Op {
   DType dtype = DType::Float32;
   ncclDataType_t type = ncclFloat32;
   ncclRedOp_t redop = ncclSum;
-  int peer = 0;             // the root of a rooted collective, the peer of send/recv
-  bool from_graph = false;  // run by a graph launch (the stand-in stream's capture)
+  int peer = 0;  // the root of a rooted collective, the peer of send/recv
   // Faults (standin_faults.h) that hit this operation on this rank.
   bool fail = false;
   bool absent = false;

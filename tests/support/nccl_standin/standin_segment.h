@@ -36,9 +36,6 @@ struct OpDesc {
   uint32_t redop;
   int32_t root;
   uint64_t count;
-  // 1: launched from a CUDA graph, 0: issued. NCCL may tune a captured call differently, so
-  // ranks that mix the two for one collective are a violation.
-  uint32_t from_graph;
   bool operator==(const OpDesc&) const = default;
 };
 

@@ -2,8 +2,6 @@
 
 #include <exception>
 #include <map>
-#include <stdexcept>
-#include <utility>
 
 #include "tests/support/nccl_standin/standin_faults.h"
 
@@ -48,44 +46,9 @@ Stream::~Stream() {
 bool Stream::enqueue(Work work) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_.load()) return false;
-  if (capturing_) {
-    recorded_.push_back([work] { return work; });
-    return true;
-  }
   queue_.push_back(std::move(work));
   changed_.notify_all();
   return true;
-}
-
-void Stream::beginCapture() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (capturing_) throw std::logic_error("stand-in stream " + name_ + " is capturing already");
-  capturing_ = true;
-}
-
-bool Stream::capturing() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return capturing_;
-}
-
-bool Stream::record(Maker maker) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!capturing_) return false;
-  recorded_.push_back(std::move(maker));
-  return true;
-}
-
-std::vector<Stream::Maker> Stream::endCapture() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  capturing_ = false;
-  std::vector<Maker> recorded = std::exchange(recorded_, {});
-  if (!invalidated_.empty()) throw std::runtime_error(std::exchange(invalidated_, {}));
-  return recorded;
-}
-
-void Stream::invalidateCapture(std::string why) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (capturing_ && invalidated_.empty()) invalidated_ = std::move(why);
 }
 
 bool Stream::idle() const {

@@ -15,7 +15,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 namespace synk::standin {
 
@@ -34,22 +33,8 @@ class Stream {
   cudaStream_t handle() { return reinterpret_cast<cudaStream_t>(this); }
   const std::string& name() const { return name_; }
 
-  // Queues work; false once the stream is stopping. While capturing, records it instead.
+  // Queues work; false once the stream is stopping.
   bool enqueue(Work work);
-
-  // CUDA stream capture: between beginCapture() and endCapture() work is recorded, not run. A
-  // recorded item makes its work afresh at each launch of the graph (an NCCL operation counts
-  // itself as enqueued, and meets its faults, every time it runs).
-  using Maker = std::function<Work()>;
-  void beginCapture();  // throws if already capturing (CUDA: cudaErrorIllegalState)
-  bool capturing() const;
-  // Records `maker` if capturing; false (nothing recorded) otherwise.
-  bool record(Maker maker);
-  // What was recorded, in order; the stream is no longer capturing. Throws (recording lost) if
-  // the capture was invalidated.
-  std::vector<Maker> endCapture();
-  // What CUDA does to a capture when the capturing stream is queried or synchronised.
-  void invalidateCapture(std::string why);
   // No queued or running work.
   bool idle() const;
   // Waits up to `wait` for idle(); true if idle.
@@ -73,9 +58,6 @@ class Stream {
   bool running_ = false;  // the worker is executing an item
   std::atomic<bool> stopping_{false};
   std::atomic<bool> failed_{false};
-  bool capturing_ = false;
-  std::vector<Maker> recorded_;
-  std::string invalidated_;  // why the capture was invalidated; empty: it was not
   std::string failure_;
   std::thread worker_;
 };
