@@ -16,6 +16,8 @@ constexpr LogLevel kDefaultThreshold = LogLevel::Warning;
 
 std::atomic<int> g_threshold{kUnset};
 std::atomic<int> g_rank{kLogNoSession};
+std::atomic<LogForward> g_forward_message{nullptr};
+std::atomic<LogForward> g_forward_line{nullptr};
 
 // The sink is a test's hook: stderr, the normal case, takes no lock (a lock held by another
 // thread at fork() would stay held forever in the child).
@@ -120,15 +122,27 @@ LogSink setLogSink(LogSink sink) {
   return previous;
 }
 
+void setLogForward(LogForward message, LogForward line) {
+  g_forward_message.store(message, std::memory_order_release);
+  g_forward_line.store(line, std::memory_order_release);
+}
+
 void logMessage(LogLevel level, std::string_view message) {
   if (!logEnabled(level)) return;
+  if (LogForward forward = g_forward_message.load(std::memory_order_acquire)) {
+    return forward(static_cast<int>(level), message.data(), message.size());
+  }
   std::string line = logPrefix();
   line.append(message);
   emit(level, line);
 }
 
 void logLine(LogLevel level, std::string_view line) {
-  if (logEnabled(level)) emit(level, line);
+  if (!logEnabled(level)) return;
+  if (LogForward forward = g_forward_line.load(std::memory_order_acquire)) {
+    return forward(static_cast<int>(level), line.data(), line.size());
+  }
+  emit(level, line);
 }
 
 }  // namespace synk

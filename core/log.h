@@ -11,6 +11,7 @@
 // (a pipe keeps writes of up to PIPE_BUF bytes whole). Messages above the threshold cost one
 // comparison: SYNK_LOG_LEVEL = error | warning | info | debug, read once, warning by default.
 // A test captures messages by installing a sink (setLogSink, ScopedLogSink).
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -48,6 +49,12 @@ std::string logPrefix();
 // newline) instead of stderr. Returns the sink it replaces; an empty sink restores stderr.
 using LogSink = std::function<void(LogLevel level, std::string_view line)>;
 LogSink setLogSink(LogSink sink);
+
+// Sends every message and line that passes the threshold to `message` (without a prefix) and
+// `line` instead of writing it here: a backend module's copy of synk writes through the program's
+// (core/host_link.h). Null: written here again.
+using LogForward = void (*)(int level, const char* text, size_t length);
+void setLogForward(LogForward message, LogForward line);
 
 // Writes prefix + message as one line when `level` passes the threshold. May throw bad_alloc
 // (the log* functions below do not).

@@ -15,6 +15,7 @@
 #include "synk/collectives/cuda/staging/host_staged_communicator.h"
 #include "synk/collectives/cuda_factory.h"
 #include "synk/core/error.h"
+#include "synk/core/host_link.h"
 #include "synk/core/process_group.h"
 #include "synk/core/shm_heap.h"
 
@@ -159,6 +160,10 @@ class CudaBackendFactory final : public BackendFactory {
   bool bindsDevices() const override { return true; }
 
   void checkBeforeFork() const override { checkCudaNotInitialisedBeforeFork(); }
+
+  // libsynk_cuda_backend.so has its own copy of synk's core: its logs and phases (the device's
+  // waits) must reach the program's.
+  void linkHost(const SynkHostLink& link) override { useHostLink(link); }
 
   std::unique_ptr<Backend> create(RankEnvironment& env) override {
     return std::make_unique<CudaBackend>(env);

@@ -9,6 +9,8 @@
 #include "synk/core/communicator.h"
 #include "synk/core/device.h"
 
+struct SynkHostLink;  // core/host_link.h: plain C, what a backend module links its logs through
+
 namespace synk {
 
 class ProcessGroup;
@@ -58,6 +60,10 @@ class BackendFactory {
   // Called by every rank at once after fork, inside the startup step (it may use barriers, e.g.
   // to pass the NCCL unique id). Throws on failure; the master reports the rank and message.
   virtual std::unique_ptr<Backend> create(RankEnvironment& env) = 0;
+  // Called by every rank before create(): a backend whose code carries its own copy of synk (a
+  // module, libsynk_cuda_backend.so) calls useHostLink(link) there, so that its log messages and
+  // phase times reach the program's (host_link.h). One built into the program has nothing to do.
+  virtual void linkHost(const SynkHostLink& link) { (void)link; }
 };
 
 class BackendRegistry {

@@ -1,6 +1,7 @@
 // RankBackend (rank_backend.h): a rank's heap and backend, and the tables filled from them.
 #include "synk/core/session/rank_backend.h"
 
+#include "synk/core/host_link.h"
 #include "synk/core/memory/data_store.h"
 #include "synk/core/phase_clock.h"
 #include "synk/core/process_group.h"
@@ -15,6 +16,7 @@ void RankBackend::start(const ForkOptions& options, BackendFactory& factory, Pro
   heap_ = std::make_unique<ShmHeap>(group.shmPrefix(), rank);
   const int ordinal = options.devices.empty() ? -1 : options.devices[rank];
   RankEnvironment env{group, *heap_, ordinal, options.devices};
+  factory.linkHost(hostLink());  // a backend module's logs and phases go through this process's
   backend_ = factory.create(env);
   tables_.data.open(group.shmPrefix(), &backend_->device());
   tables_.rank = RankResources{rank,

@@ -19,15 +19,23 @@ struct Totals {
   std::array<int64_t, static_cast<size_t>(Phase::kCount)> nanos{};
 };
 Totals g_totals;
+PhaseForward g_forward = nullptr;
 }  // namespace
 
 void add(Phase phase, std::chrono::steady_clock::duration elapsed) noexcept {
   const auto i = static_cast<size_t>(phase);
   const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  if (g_forward != nullptr) return g_forward(static_cast<int>(phase), ns);
   if (g_steps) g_step.ns[i] += ns;
   if (!g_on) return;
   ++g_totals.count[i];
   g_totals.nanos[i] += ns;
+}
+
+void forwardTo(bool on, bool steps, PhaseForward to) noexcept {
+  g_on = on;
+  g_steps = steps;
+  g_forward = to;
 }
 
 }  // namespace phase_detail

@@ -37,6 +37,10 @@ extern bool g_on;     // SYNK_PHASES: read once, before the ranks fork
 extern bool g_steps;  // ForkOptions::step_times: set once, before the ranks fork
 extern StepTimes g_step;
 void add(Phase phase, std::chrono::steady_clock::duration elapsed) noexcept;
+// Takes the switches and sends every phase timed here to `to` instead of counting it here: a
+// backend module's copy of synk counts in the program's (core/host_link.h). Null: here.
+using PhaseForward = void (*)(int phase, int64_t nanoseconds);
+void forwardTo(bool on, bool steps, PhaseForward to) noexcept;
 }  // namespace phase_detail
 
 inline bool phaseClockOn() {

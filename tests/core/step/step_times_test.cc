@@ -81,6 +81,26 @@ TEST_CASE("a call that failed leaves no device mark behind for the next step's t
   }
 }
 
+TEST_CASE("a synchronize's wait for the device is in every GPU rank's times", "[core]") {
+  // The cuda backend is a module with its own copy of synk (core/backend/host_link.h): its waits
+  // reach the step's times only through the program's phase clock.
+  Session session = test::forkForTest(2, {.step_times = true});
+  Model model = session.load(test::pluginFile("synk_testkit"));
+  Function slow = session.function(model, "slow_on_rank", {.broadcast = {"who", "ms"}});
+  Data x = session.data(Array(DType::Float32, {4, 2}));
+  slow({x, session.data(Array::scalar<int32_t>(-1)), session.data(Array::scalar<int32_t>(0))});
+  session.synchronize();
+  for (const RankStepTimes& t : session.lastStepTimes()) {
+    INFO("rank " << t.rank);
+    if (test::testBackend() == "cpu") {
+      CHECK(t.device_wait_ns == 0);  // the host device has nothing to wait for
+    } else {
+      CHECK(t.device_wait_ns > 0);
+      CHECK(t.device_wait_ns <= t.step_ns);
+    }
+  }
+}
+
 TEST_CASE("step times are refused without the fork option", "[core]") {
   Session session = test::forkForTest(1);
   CHECK_THROWS_AS(session.lastStepTimes(), UsageError);
