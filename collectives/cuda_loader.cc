@@ -34,6 +34,11 @@ class CudaBackendLoader final : public BackendFactory {
     if (BackendFactory* real = load()) real->checkBeforeFork();
   }
 
+  // The module's copy of synk logs and times its phases through this program's.
+  void linkHost(const SynkHostLink& link) override {
+    if (BackendFactory* real = load()) real->linkHost(link);
+  }
+
   std::unique_ptr<Backend> create(RankEnvironment& env) override {
     BackendFactory* real = load();
     if (!real) throw UsageError(str("backend 'cuda' is not available: ", error_));

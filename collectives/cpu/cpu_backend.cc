@@ -48,6 +48,7 @@ class CpuBackendFactory final : public BackendFactory {
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }
   bool bindsDevices() const override { return false; }
+  void linkHost(const SynkHostLink&) override {}  // built into the program: one copy of synk
   std::unique_ptr<Backend> create(RankEnvironment& env) override {
     return std::make_unique<CpuBackend>(env);
   }

@@ -60,10 +60,12 @@ class BackendFactory {
   // Called by every rank at once after fork, inside the startup step (it may use barriers, e.g.
   // to pass the NCCL unique id). Throws on failure; the master reports the rank and message.
   virtual std::unique_ptr<Backend> create(RankEnvironment& env) = 0;
-  // Called by every rank before create(): a backend whose code carries its own copy of synk (a
-  // module, libsynk_cuda_backend.so) calls useHostLink(link) there, so that its log messages and
-  // phase times reach the program's (host_link.h). One built into the program has nothing to do.
-  virtual void linkHost(const SynkHostLink& link) { (void)link; }
+  // Called by every rank before create() with the program's link (core/host_link.h). A backend
+  // whose code carries its own copy of synk (a module: libsynk_cuda_backend.so) hands it to that
+  // copy (useHostLink), so that the copy's log messages and phase times reach the program's; a
+  // factory that wraps another passes it on; one built into the program has nothing to do. Pure:
+  // a wrapper that forgot it would drop the module's phases without a sound.
+  virtual void linkHost(const SynkHostLink& link) = 0;
 };
 
 class BackendRegistry {

@@ -26,7 +26,8 @@ void recordLine(int level, const char* text, size_t length) {
   g_received.lines.emplace_back(level, std::string(text, length));
 }
 void recordPhase(int phase, int64_t nanoseconds) {
-  if (nanoseconds >= 0) g_received.phases.push_back(phase);
+  CHECK(nanoseconds >= 0);
+  g_received.phases.push_back(phase);
 }
 
 // Restores this copy's own link (threshold, switches, writing here) when the test ends.
@@ -39,9 +40,13 @@ class SavedLink {
   SynkHostLink saved_;
 };
 
-SynkHostLink otherCopy(LogLevel threshold, bool phases_on) {
-  return {
-      static_cast<int>(threshold), &recordMessage, &recordLine, phases_on ? 1 : 0, 0, &recordPhase};
+SynkHostLink otherCopy(bool phases_on, bool step_times_on = false) {
+  return {.log_threshold = int(LogLevel::Error),  // not this copy's: the other copy filters
+          .log_message = &recordMessage,
+          .log_line = &recordLine,
+          .phases_on = phases_on ? 1 : 0,
+          .step_times_on = step_times_on ? 1 : 0,
+          .phase_add = &recordPhase};
 }
 
 }  // namespace
@@ -51,27 +56,33 @@ TEST_CASE("host link: a linked copy logs and times its phases through the other 
   g_received = {};
   std::vector<std::string> here;
   ScopedLogSink sink([&](LogLevel, std::string_view line) { here.emplace_back(line); });
-  useHostLink(otherCopy(LogLevel::Info, true));
+  useHostLink(otherCopy(true));
 
   logWarning("rank ", 1, ": the stream did not drain");
   logInfo("an info message");
-  logDebug("below the other copy's threshold");
+  logDebug("a debug message");  // the other copy's threshold decides
   logLine(LogLevel::Warning, "plugin[mlp]: its own prefix");
   { PhaseScope phase(Phase::DeviceWait); }
 
   // Without a prefix: the other copy adds the one that names its rank.
   CHECK(g_received.messages == std::vector<std::pair<int, std::string>>{
                                    {int(LogLevel::Warning), "rank 1: the stream did not drain"},
-                                   {int(LogLevel::Info), "an info message"}});
+                                   {int(LogLevel::Info), "an info message"},
+                                   {int(LogLevel::Debug), "a debug message"}});
   CHECK(g_received.lines == std::vector<std::pair<int, std::string>>{
                                 {int(LogLevel::Warning), "plugin[mlp]: its own prefix"}});
   CHECK(g_received.phases == std::vector<int>{int(Phase::DeviceWait)});
   CHECK(here.empty());  // nothing was written by this copy
 
-  SECTION("the other copy's phase switch off: nothing is timed") {
-    useHostLink(otherCopy(LogLevel::Info, false));
+  SECTION("the other copy's switches off: nothing is timed") {
+    useHostLink(otherCopy(false));
     { PhaseScope phase(Phase::DeviceWait); }
     CHECK(g_received.phases.size() == 1);
+  }
+  SECTION("step times alone on (ForkOptions::step_times): the phase is timed") {
+    useHostLink(otherCopy(false, true));
+    { PhaseScope phase(Phase::Collective); }
+    CHECK(g_received.phases == std::vector<int>{int(Phase::DeviceWait), int(Phase::Collective)});
   }
 }
 
@@ -80,14 +91,26 @@ TEST_CASE("host link: a link to this very copy writes here", "[core]") {
   g_received = {};
   std::vector<std::string> here;
   ScopedLogSink sink([&](LogLevel, std::string_view line) { here.emplace_back(line); });
-  useHostLink(otherCopy(LogLevel::Warning, false));
+  setLogThreshold(LogLevel::Warning);
   SynkHostLink self = hostLink();
-  CHECK(self.log_threshold == int(LogLevel::Warning));  // the threshold it was given
+  useHostLink(otherCopy(false));
   useHostLink(self);  // a statically linked backend links the program to itself
   logWarning("written here");
+  logInfo("below this copy's threshold, restored");
   CHECK(g_received.messages.empty());
   REQUIRE(here.size() == 1);
   CHECK(here[0] == logPrefix() + "written here");
+}
+
+TEST_CASE("host link: the program's phase adder counts in the step's times", "[core]") {
+  SavedLink saved;
+  SynkHostLink self = hostLink();
+  self.step_times_on = 1;  // as a session forked with ForkOptions::step_times
+  useHostLink(self);
+  beginStepTimes();
+  self.phase_add(int(Phase::DeviceWait), 5);
+  self.phase_add(int(Phase::DeviceWait), 7);
+  CHECK(currentStepTimes().ns[size_t(Phase::DeviceWait)] == 12);
 }
 
 }  // namespace synk

@@ -82,7 +82,7 @@ TEST_CASE("a call that failed leaves no device mark behind for the next step's t
 }
 
 TEST_CASE("a synchronize's wait for the device is in every GPU rank's times", "[core]") {
-  // The cuda backend is a module with its own copy of synk (core/backend/host_link.h): its waits
+  // The cuda backend is a module with its own copy of synk (core/host_link.h): its waits
   // reach the step's times only through the program's phase clock.
   Session session = test::forkForTest(2, {.step_times = true});
   Model model = session.load(test::pluginFile("synk_testkit"));

@@ -78,6 +78,7 @@ class StandinBackendFactory final : public BackendFactory {
   bool bindsDevices() const override { return true; }
   // The ledger must exist before fork, so that every rank shares it.
   void checkBeforeFork() const override { (void)ledger(); }
+  void linkHost(const SynkHostLink&) override {}  // linked into the test: one copy of synk
   std::unique_ptr<Backend> create(RankEnvironment& env) override {
     return std::make_unique<StandinBackend>(env);
   }
