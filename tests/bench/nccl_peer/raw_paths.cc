@@ -118,8 +118,9 @@ void enqueued(ncclComm_t comm, ncclResult_t result) {
   check(result, "ncclAllReduce");
 }
 
-// A graph of `calls` all_reduces, captured on `stream` (nothing runs until it is launched); it is
-// destroyed with its holder, also when a call throws.
+// A graph of `calls` all_reduces, captured on `stream` (nothing runs until it is launched). The
+// instantiated graph goes with its holder, also when a timed call throws; a throw while capturing
+// still leaves the stream capturing (benchmark code: the process then ends).
 struct GraphExecDestroy {
   void operator()(cudaGraphExec_t exec) const { cudaGraphExecDestroy(exec); }
 };
