@@ -10,6 +10,8 @@
 // and written with one write(2), so lines of ranks sharing a terminal or a pipe never interleave
 // (a pipe keeps writes of up to PIPE_BUF bytes whole). Messages above the threshold cost one
 // comparison: SYNK_LOG_LEVEL = error | warning | info | debug, read once, warning by default.
+// (In a backend module's copy linked to the program's, host_link.h, every message is built and
+// the program's threshold filters it: that copy logs only warnings today.)
 // A test captures messages by installing a sink (setLogSink, ScopedLogSink).
 #include <cstddef>
 #include <functional>

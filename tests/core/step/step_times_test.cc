@@ -83,7 +83,8 @@ TEST_CASE("a call that failed leaves no device mark behind for the next step's t
 
 TEST_CASE("a synchronize's wait for the device is in every GPU rank's times", "[core]") {
   // The cuda backend is a module with its own copy of synk (core/host_link.h): its waits
-  // reach the step's times only through the program's phase clock.
+  // reach the step's times only through the program's phase clock. Only the cuda variant checks
+  // that link (the registry's loader passing linkHost on): on cpu ranks there is no wait.
   Session session = test::forkForTest(2, {.step_times = true});
   Model model = session.load(test::pluginFile("synk_testkit"));
   Function slow = session.function(model, "slow_on_rank", {.broadcast = {"who", "ms"}});
