@@ -33,9 +33,9 @@ struct StepTimes {
 };
 
 namespace phase_detail {
-extern bool g_on;  // SYNK_PHASES: read once, before the ranks fork (a host link sets it too)
-extern bool
-    g_steps;  // ForkOptions::step_times: set before the ranks fork (a host link sets it too)
+// Set before the ranks fork; a host link (core/host_link.h) sets them too.
+extern bool g_on;     // SYNK_PHASES
+extern bool g_steps;  // ForkOptions::step_times
 extern StepTimes g_step;
 void add(Phase phase, std::chrono::steady_clock::duration elapsed) noexcept;
 // Takes the switches and sends every phase timed here to `to` instead of counting it here: a
