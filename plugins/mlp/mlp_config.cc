@@ -1,6 +1,5 @@
 #include "synk/plugins/mlp/mlp_config.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "synk/plugins/compute/init.h"
@@ -64,12 +63,6 @@ Config Config::fromOptions(const sdk::Options& o) {
   c.exchange = exchange == "auto"       ? Exchange::Auto
                : exchange == "gradient" ? Exchange::Gradient
                                         : Exchange::Rows;
-  const int64_t reduced = o.getInt(
-      "reduced_layers", -1,
-      "rows exchange with sgd: the last layers that all-reduce SGD shares instead of gathering "
-      "rows (-1: auto)");
-  require(reduced >= -1, "option 'reduced_layers' must be -1 (auto) or >= 0");
-  c.reduced_layers = static_cast<int>(std::min<int64_t>(reduced, 1 << 20));
   return c;
 }
 

@@ -45,9 +45,6 @@ struct Config {
   // vector, no update pass).
   bool fuse_update = true;
   Exchange exchange = Exchange::Auto;
-  // The rows exchange with SGD: the last blocks that sum SGD shares instead (mlp_rows.h
-  // reducedLayers); -1: auto.
-  int reduced_layers = -1;
 
   // Reads (and so declares) every option; refuses bad values naming the option.
   static Config fromOptions(const sdk::Options& options);

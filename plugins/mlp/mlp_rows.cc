@@ -30,11 +30,6 @@ bool rowsPay(const Config& config, const RowShares& shares) {
   return gatheredFloats(config, shares) * kRowsRatio <= config.parameters();
 }
 
-int reducedLayers(const Config& config, const RowShares& /*shares*/) {
-  const int most = config.layers() - 1;
-  return config.reduced_layers < 0 ? 0 : std::min(config.reduced_layers, most);
-}
-
 RowExchange::RowExchange(const Config& config, const sdk::Context& context, Network& network,
                          const compute::Device& compute, const compute::Device& rank,
                          const compute::Device& block)
@@ -61,7 +56,6 @@ RowExchange::RowExchange(const Config& config, const sdk::Context& context, Netw
   labels_ready_ = make();
   compute_done_ = make();
   block_done_ = make();
-  shares_done_ = make();
   for (size_t l = 0; l < slots; ++l) {
     a_ready_[l] = make();
     d_ready_[l] = make();
@@ -105,8 +99,8 @@ void RowExchange::handOff(compute::cuda::Event* event, const compute::Device& fr
 
 void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int l) const {
   const int64_t rows = int64_t{shares.ranks} * shares.most;
-  compute::GemmArgs g =
-      network_.blockGradientOf(l, all_a_[l], inputLd(l), all_d_[l + 1], network_.ld(l + 1), rows);
+  compute::GemmArgs g = network_.blockGradientOf(l, all_a_[l], inputLd(l), all_d_[l + 1],
+                                                 network_.ld(l + 1), rows);
   const int64_t block = config_.offset(l), bias = config_.biasOffset(l);
   if (step.params_out != nullptr) {
     const float alpha = -step.lr / static_cast<float>(shares.total);
@@ -126,38 +120,10 @@ void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int 
   if (step.updated) step.updated(block, config_.offset(l + 1), block_);
 }
 
-void RowExchange::shareOfBlock(const Step& step, const RowShares& shares, int l,
-                               int64_t rows) const {
-  const int64_t block = config_.offset(l), bias = config_.biasOffset(l);
-  const bool keep = shares.rank == 0;  // rank 0 adds the old parameters, once in the sum
-  if (rows == 0) {                     // an empty or bad share: only that to the sum
-    const int64_t n = config_.offset(l + 1) - block;
-    if (keep) {
-      compute::copyMatrix(block_, step.params + block, n, step.params_out + block, n, 1, n);
-    } else {
-      compute::fill(block_, step.params_out + block, n, 0.0f);
-    }
-    return;
-  }
-  const float* a = l == 0 ? step.x : network_.activation(l);
-  compute::GemmArgs g =
-      network_.blockGradientOf(l, a, inputLd(l), network_.delta(l + 1), network_.ld(l + 1), rows);
-  const float alpha = -step.lr / static_cast<float>(shares.total);
-  g.alpha = alpha;
-  g.beta = keep ? 1.0f : 0.0f;
-  g.c_in = keep ? step.params + block : nullptr;
-  g.c = step.params_out + block;
-  compute::gemm(block_, g);
-  compute::columnSum(block_, g.b, rows, g.n, g.ldb, alpha, keep ? step.params + bias : nullptr,
-                     step.params_out + bias);
-}
-
 void RowExchange::run(const Step& step, const RowShares& shares) {
   const int layers = config_.layers();
   const int64_t rows = step.bad_rows ? 0 : shares.mine;
   const int64_t most = shares.most;
-  // Blocks l >= top exchange SGD shares (one all-reduce), the others rows.
-  const int top = step.params_out != nullptr ? layers - reducedLayers(config_, shares) : layers;
   if (streams_) {  // the inputs and last step's updates were written on the rank's stream
     start_->record(rank_.stream);
     start_->makeWait(compute_.stream);
@@ -176,8 +142,8 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
     // Labels as 32-bit words: a float copy and a fill with 0.0f move them bit for bit (label 0).
     float* y_words = reinterpret_cast<float*>(y_padded_);
     if (shares.mine > 0) {
-      compute::copyMatrix(rank_, reinterpret_cast<const float*>(step.y), 1, y_words, 1, shares.mine,
-                          1);
+      compute::copyMatrix(rank_, reinterpret_cast<const float*>(step.y), 1, y_words, 1,
+                          shares.mine, 1);
     }
     compute::fill(rank_, y_words + shares.mine, most - shares.mine, 0.0f);
     x_send = x_padded_;
@@ -196,7 +162,7 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
   }
 
   auto gather_activation = [&](int l) {  // after layer l wrote a[l + 1]
-    if (l + 1 >= top) return;            // block l + 1 reads this rank's rows alone
+    if (l + 1 >= layers) return;
     handOff(a_ready_[l + 1].get(), compute_, rank_);
     gather(network_.activation(l + 1), all_a_[l + 1], most * network_.ld(l + 1));
   };
@@ -217,10 +183,8 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
     network_.loss(step.y, rows, out, true);
   }
   handOff(d_ready_[layers].get(), compute_, rank_);
-  if (layers - 1 < top) {
-    gather(network_.delta(layers), all_d_[layers], most * network_.ld(layers));
-    handOff(d_gathered_[layers].get(), rank_, block_);
-  }
+  gather(network_.delta(layers), all_d_[layers], most * network_.ld(layers));
+  handOff(d_gathered_[layers].get(), rank_, block_);
   if (step.params_out == nullptr && step.bad_rows) {  // host: no loss ran here to set it
     compute::fill(rank_, step.grad + config_.parameters(), 1,
                   -std::numeric_limits<float>::infinity());
@@ -234,26 +198,12 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
       if (streams_) d_ready_[l]->record(compute_.stream);
     }
     if (streams_ && l > 0 && wait_delta) d_ready_[l]->makeWait(block_.stream);
-    if (l >= top) {
-      if (streams_) d_ready_[l + 1]->makeWait(block_.stream);  // this rank's d[l + 1]
-      shareOfBlock(step, shares, l, rows);
-      if (streams_ && l == top) shares_done_->record(block_.stream);
-    } else {
-      blockOverBatch(step, shares, l);  // after every rank's d[l + 1] arrived
-    }
-    if (l > 0 && l - 1 < top) {  // block l - 1 is over the batch: every rank's d[l]
+    blockOverBatch(step, shares, l);  // after every rank's d[l + 1] arrived
+    if (l > 0) {
       if (streams_) d_ready_[l]->makeWait(rank_.stream);
       gather(network_.delta(l), all_d_[l], most * network_.ld(l));
       handOff(d_gathered_[l].get(), rank_, block_);
     }
-  }
-  // The shares' sum, after the last gather: NCCL runs one operation at a time on the rank's
-  // stream, so issued earlier it would hold up the gathers the blocks below wait for.
-  if (top < layers) {
-    if (streams_) shares_done_->makeWait(rank_.stream);
-    const int64_t begin = config_.offset(top);
-    context_.allReduce(step.params_out + begin, static_cast<size_t>(config_.parameters() - begin),
-                       sdk::DType::Float32, sdk::ReduceOp::Sum);
   }
   // The rank's stream ends after everything of the step.
   handOff(compute_done_.get(), compute_, rank_);

@@ -47,14 +47,6 @@ int64_t gatheredFloats(const Config& config, const RowShares& shares);
 // shared memory saves.
 bool rowsPay(const Config& config, const RowShares& shares);
 
-// With SGD inside the GEMMs: how many of the last blocks (those backward reaches first) exchange
-// SGD shares instead of rows (Config::reduced_layers, at most layers - 1): each rank writes its
-// share of such a block's step from its own rows (rank 0 adds the old block) and one all-reduce
-// after the last gather sums them, while the blocks below still run their GEMMs over the batch.
-// It trades those blocks' extra GEMM work (every rank's rows) for an all-reduce that overlaps
-// the blocks below.
-int reducedLayers(const Config& config, const RowShares& shares);
-
 class RowExchange {
  public:
   // `compute`: forward and deltas; `rank`: the rank's stream (padding, gathers); `block`: the
@@ -92,9 +84,6 @@ class RowExchange {
   void handOff(compute::cuda::Event* event, const compute::Device& from,
                const compute::Device& to) const;
   void blockOverBatch(const Step& step, const RowShares& shares, int l) const;
-  // SGD: this rank's share of block l's step from its own rows (rank 0's plus the old block),
-  // which the all-reduce of the reduced blocks sums.
-  void shareOfBlock(const Step& step, const RowShares& shares, int l, int64_t rows) const;
   int64_t inputLd(int l) const { return l == 0 ? config_.inputs() : network_.ld(l); }
 
   const Config& config_;
@@ -112,7 +101,6 @@ class RowExchange {
   int32_t* y_padded_ = nullptr;    // its labels, padded with label 0
   int32_t* all_labels_ = nullptr;  // every rank's (padded) labels
   std::unique_ptr<compute::cuda::Event> start_, labels_ready_, compute_done_, block_done_;
-  std::unique_ptr<compute::cuda::Event> shares_done_;  // the reduced blocks' shares written
   // a[l] written (compute), d[l] written (compute), every rank's d[l] gathered (rank stream).
   std::vector<std::unique_ptr<compute::cuda::Event>> a_ready_, d_ready_, d_gathered_;
 };

@@ -104,15 +104,13 @@ TEST_CASE("the mlp declares its variables, functions and options", "[plugins]") 
       Catch::EndsWith("model 'mlp' has no option 'depth' (valid options: inputs, "
                       "widths, classes, precision, optimizer, lr, momentum, eps, "
                       "seed, bucket_bytes, grad_reduce, cuda_graph, gemm, fuse_update, "
-                      "exchange, reduced_layers)"));
+                      "exchange)"));
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"precision", "fp16"}}),
       Catch::Contains("option 'precision' is 'fp16'; choose one of fp32, tf32, bf16"));
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"exchange", "both"}}),
       Catch::Contains("option 'exchange' is 'both'; choose one of auto, gradient, rows"));
-  CHECK_THROWS_WITH(session.load(mlpFile(), {{"reduced_layers", "-2"}}),
-                    Catch::Contains("option 'reduced_layers' must be -1 (auto) or >= 0"));
   CHECK_THROWS_WITH(session.load(mlpFile(), {{"widths", "64,0"}}),
                     Catch::Contains("option 'widths' has a width 0; widths are positive"));
 }
@@ -180,9 +178,7 @@ TEST_CASE("train_step on 1, 2, 3 ranks gives the one-process parameters (uneven 
 
 // The rows exchange (exchange = rows): every rank gathers every rank's rows of each layer and
 // computes each block's gradient over the whole batch; SGD runs inside those GEMMs. Uneven
-// shares (padding), an empty share (1 row on several ranks) and a rule with state. With SGD the
-// last blocks may sum shares instead (reduced_layers): both of the small model's upper blocks
-// here, and a rule with state ignores the option.
+// shares (padding), an empty share (1 row on several ranks) and a rule with state.
 TEST_CASE(
     "train_step exchanging rows gives the one-process parameters, equal on every rank, "
     "empty shares included",
@@ -197,12 +193,9 @@ TEST_CASE(
     Model distributed = session.load(mlpFile(), with(options, {{"exchange", "rows"}}));
     // The gradient exchange on the same batches, the empty share included.
     Model by_gradient = session.load(mlpFile(), with(options, {{"exchange", "gradient"}}));
-    Model mixed =
-        session.load(mlpFile(), with(options, {{"exchange", "rows"}, {"reduced_layers", "2"}}));
     Model local = session.load(mlpFile(), options);
     Function step = session.function(distributed, "train_step");
     Function step_gradient = session.function(by_gradient, "train_step");
-    Function step_mixed = session.function(mixed, "train_step");
     Function reference = session.function(local, "train_step");
     const std::vector<std::pair<int64_t, int64_t>> batches = {
         {0, 10}, {10, 21}, {21, 22}, {22, 30}, {30, 50}};
@@ -212,22 +205,17 @@ TEST_CASE(
       const float loss = step({data.x, data.y}, {.batch = rows}).at(0).as<float>()[0];
       const float loss_gradient =
           step_gradient({data.x, data.y}, {.batch = rows}).at(0).as<float>()[0];
-      const float loss_mixed = step_mixed({data.x, data.y}, {.batch = rows}).at(0).as<float>()[0];
       const float loss_local =
           reference.asLocal({data.xs(begin, end), data.ys(begin, end)}).at(0).as<float>()[0];
       CHECK(loss == Approx(loss_local).epsilon(1e-5));
       CHECK(loss_gradient == Approx(loss_local).epsilon(1e-5));
-      CHECK(loss_mixed == Approx(loss_local).epsilon(1e-5));
     }
     const std::vector<float> rank0 = params(distributed);
     requireClose(rank0, params(local), 1e-5);
     requireClose(params(by_gradient), params(local), 1e-5);
-    requireClose(params(mixed), params(local), 1e-5);
     for (int r = 1; r < ranks; ++r) {
       INFO("rank " << r);
       CHECK(session.getValue(r, {distributed.variable("params")}).at(0).toVector<float>() == rank0);
-      CHECK(session.getValue(r, {mixed.variable("params")}).at(0).toVector<float>() ==
-            params(mixed));
     }
   }
 }
@@ -267,12 +255,10 @@ TEST_CASE("on several ranks a graph replay, all-reduces included, equals eager s
                                              {"bucket_bytes", "64"},
                                              {"exchange", "gradient"}});
   Batches data(session, 16, 5);
-  // The gradient's all-reduce, the rows exchange with SGD in its GEMMs, and with the last block
-  // summing shares.
-  const ModelOptions rows = with(options, {{"exchange", "rows"}, {"optimizer", "sgd"}});
-  for (const ModelOptions& variant : {options, rows, with(rows, {{"reduced_layers", "1"}})}) {
-    INFO("exchange " << variant.at("exchange") << ", reduced_layers "
-                     << (variant.count("reduced_layers") ? variant.at("reduced_layers") : "-"));
+  // The gradient's all-reduce, and the rows exchange with SGD in its GEMMs.
+  for (const ModelOptions& variant :
+       {options, with(options, {{"exchange", "rows"}, {"optimizer", "sgd"}})}) {
+    INFO("exchange " << variant.at("exchange"));
     Model graphed = session.load(mlpFile(), variant);
     Model eager = session.load(mlpFile(), with(variant, {{"cuda_graph", "false"}}));
     Function step = session.function(graphed, "train_step");
@@ -413,14 +399,11 @@ TEST_CASE("a bad label fails the step on every rank and changes nothing", "[plug
   const int ranks = GENERATE(from_range(rankCounts({1, 2})));
   Session session = test::forkForTest(ranks);
   Batches data(session, 8, 6);
-  // rows+: the rows exchange with the last two blocks summing shares (with sgd).
-  for (const std::string exchange : {"gradient", "rows", "rows+"}) {
+  for (const std::string exchange : {"gradient", "rows"}) {
     for (const std::string optimizer : {"sgd", "momentum"}) {
       INFO(exchange << ", " << optimizer);
-      ModelOptions options = with(kSmall, {{"exchange", exchange}, {"optimizer", optimizer}});
-      if (exchange == "rows+")
-        options = with(options, {{"exchange", "rows"}, {"reduced_layers", "2"}});
-      Model model = session.load(mlpFile(), options);
+      Model model =
+          session.load(mlpFile(), with(kSmall, {{"exchange", exchange}, {"optimizer", optimizer}}));
       data.y.set({7}, 3);  // the last rank's share
       Function step = session.function(model, "train_step");
       const std::vector<float> before = params(model);
