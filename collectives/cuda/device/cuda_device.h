@@ -104,8 +104,8 @@ class CudaDevice final : public Device, public NcclDevice {
   cublasHandle_t blas_ = nullptr;
   ncclComm_t comm_ = nullptr;
   ncclComm_t other_comm_ = nullptr;
-  bool pools_ = false;                       // stream-ordered allocator supported
-  std::map<uintptr_t, size_t> registered_;   // host ranges this device registered
+  bool pools_ = false;                      // stream-ordered allocator supported
+  std::map<uintptr_t, size_t> registered_;  // host ranges this device registered
   PinnedBounce bounce_;
   std::shared_ptr<PinnedPool> pool_ = std::make_shared<PinnedPool>();
   void* row_index_ = nullptr;  // device copy of gatherRows' row list, grown on demand
