@@ -69,7 +69,7 @@ bool CallExecution::agreeOnWindows(bool ok) {
       slice = DeviceBuffer();  // a plain buffer is freed; a window stays with the communicator
       void* memory = comm.allocateWindow(bytes[u], waiter_);
       if (memory == nullptr) return true;  // no windows (on every rank alike): plain buffers
-      device_.adoptWindow(memory);    // the communicator's: never freed by the device
+      device_.adoptWindow(memory);         // the communicator's: never freed by the device
       slice.adopt(device_, memory, bytes[u]);
     }
     windows_.push_back({slice.data(), bytes[u]});
