@@ -16,7 +16,6 @@ void* HostDevice::allocate(size_t bytes) {
 }
 
 void HostDevice::release(void* pointer) noexcept {
-  if (adopted(pointer)) return;
   heap_.release(pointer);
 }
 

@@ -16,8 +16,7 @@ const NcclApi& systemNccl() {
       ncclAllGather,    ncclSend,
       ncclRecv,         ncclGroupStart,
       ncclGroupEnd,     ncclGetErrorString,
-      ncclGetLastError, ncclMemAlloc,
-      ncclMemFree,      ncclCommWindowRegister,
+      ncclGetLastError,
   };
   return api;
 }
