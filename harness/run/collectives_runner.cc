@@ -81,7 +81,6 @@ CollectiveParams paramsOf(const Experiment& e, const Point& p) {
   return params;
 }
 
-// Everything a rank does, the master included.
 // The master decides whether to go on to the next point (a stop asked for ends the job), and
 // every rank follows: they stay in step.
 bool nextPoint(ProcessGroup& group, const Job& job, const char* what) {
@@ -90,6 +89,7 @@ bool nextPoint(ProcessGroup& group, const Job& job, const char* what) {
   return group.barrier().arrive(go, BarrierSite::CommandStart, !stop);
 }
 
+// Everything a rank does, the master included.
 void rankMain(ProcessGroup& group, Job& job) {
   const int rank = group.rank();
   std::unique_ptr<ShmHeap> heap;
