@@ -1,6 +1,8 @@
 #include "synk/collectives/shm/shm_communicator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <tuple>
@@ -22,8 +24,55 @@ constexpr size_t kMaxSlots = ShmExchange::kMaxSlots;
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_windows{0};
+std::atomic<int64_t> g_window_all_reduces{0};
+}  // namespace
+
 ShmCommunicator::ShmCommunicator(ProcessGroup& group, ShmHeap& heap)
-    : Communicator(group.rank(), group.size()), exchange_(group, heap, 0, group.size()) {}
+    : Communicator(group.rank(), group.size()),
+      group_(group),
+      heap_(heap),
+      exchange_(group, heap, 0, group.size()) {
+  const char* windows = std::getenv("SYNK_SHM_WINDOWS");
+  windows_on_ = windows != nullptr && std::strcmp(windows, "1") == 0;
+}
+
+ShmCommunicator::~ShmCommunicator() {
+  for (const auto& [begin, bytes] : windows_)
+    heap_.release(const_cast<std::byte*>(begin));
+}
+
+void* ShmCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
+  if (!hasWindows()) throw InternalError("allocateWindow: this shm communicator has no windows");
+  void* memory = nullptr;
+  try {
+    memory = heap_.allocate(bytes);
+  } catch (const std::exception&) {
+    memory = nullptr;  // told to the others below: every rank then goes without
+  }
+  if (!group_.barrier().arrive(waiter, BarrierSite::Exchange, memory != nullptr)) {
+    if (memory != nullptr) heap_.release(memory);
+    return nullptr;
+  }
+  windows_.emplace_back(static_cast<const std::byte*>(memory), bytes);
+  g_windows.fetch_add(1);
+  return memory;
+}
+
+int64_t ShmCommunicator::windowOf(const void* buffer, size_t bytes) const {
+  const auto* at = static_cast<const std::byte*>(buffer);
+  for (size_t i = 0; i < windows_.size(); ++i) {
+    if (at >= windows_[i].first && at + bytes <= windows_[i].first + windows_[i].second) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+ShmCommunicator::WindowCounts ShmCommunicator::windowCounts() {
+  return {g_windows.load(), g_window_all_reduces.load()};
+}
 
 size_t ShmCommunicator::maxListRound() {
   return kMaxSlots;
@@ -35,6 +84,7 @@ void ShmCommunicator::failOnThisRank(Waiter& waiter, std::exception_ptr failure)
 
 void ShmCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   waiter.check();
+  if (args.in_window) g_window_all_reduces.fetch_add(1);
   const size_t elem = dtypeSize(args.dtype);
   if (args.send != nullptr && args.send != args.buffer) return allReduceOutOfPlace(args, waiter);
   // One rank: the sum is the buffer itself and avg scales by 1.

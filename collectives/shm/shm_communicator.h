@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <exception>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "synk/collectives/shm/shm_exchange.h"
@@ -20,6 +21,7 @@ class ShmCommunicator final : public Communicator {
  public:
   // `group` and `heap` must outlive the communicator.
   ShmCommunicator(ProcessGroup& group, ShmHeap& heap);
+  ~ShmCommunicator() override;
   ShmCommunicator(const ShmCommunicator&) = delete;
   ShmCommunicator& operator=(const ShmCommunicator&) = delete;
 
@@ -34,6 +36,20 @@ class ShmCommunicator final : public Communicator {
   // Buffers one list collective publishes in one barrier exchange; a longer list runs in rounds
   // of this many (two barriers each).
   static size_t maxListRound();
+
+  // Windows (Communicator::allocateWindow) with SYNK_SHM_WINDOWS=1 only, for tests: shared
+  // memory has no symmetric kernels, but the runtime's agreement on window buffers
+  // (core/step/call_windows.cc) then runs on cpu ranks as it does on NCCL ranks. Heap memory,
+  // released when the communicator goes.
+  bool hasWindows() const override { return windows_on_ && size() > 1; }
+  void* allocateWindow(size_t bytes, Waiter& waiter) override;
+  int64_t windowOf(const void* buffer, size_t bytes) const override;
+  // This process's windows and all-reduces in a window so far (tests read the master's).
+  struct WindowCounts {
+    int64_t windows = 0;
+    int64_t all_reduces = 0;
+  };
+  static WindowCounts windowCounts();
 
  protected:
   // The host-staged communicator wraps these on its staging buffers: its entry points have
@@ -57,8 +73,12 @@ class ShmCommunicator final : public Communicator {
   void allReduceOutOfPlace(const AllReduceArgs& args, Waiter& waiter);
   void allReduceRound(std::span<const AllReduceArgs> round, size_t first_index, Waiter& waiter);
 
+  ProcessGroup& group_;
+  ShmHeap& heap_;
   ShmExchange exchange_;
   std::vector<Exposed> exposed_;  // a list collective's buffers, reused across calls
+  bool windows_on_ = false;
+  std::vector<std::pair<const std::byte*, size_t>> windows_;  // in allocation order
 };
 
 }  // namespace synk

@@ -31,6 +31,10 @@ void Communicator::allReduce(const AllReduceArgs& args, Waiter& waiter) {
   doAllReduce(args, waiter);
 }
 
+void* Communicator::allocateWindow(size_t /*bytes*/, Waiter& /*waiter*/) {
+  throw InternalError(str(name(), " communicator has no windows"));
+}
+
 void Communicator::allReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
   list_.clear();
   for (const AllReduceArgs& args : list) {

@@ -29,6 +29,9 @@ struct AllReduceArgs {
   // Out of place: the input, `count` elements that must not overlap `buffer` (null: in place).
   // allReduceList works in place only.
   const void* send = nullptr;
+  // `buffer` (in place) lies in a window (Communicator::allocateWindow) at the same offset of
+  // the same window on every rank: the communicator may use the window's symmetric kernels.
+  bool in_window = false;
 };
 
 struct ReduceArgs {
@@ -90,6 +93,21 @@ class Communicator {
   void broadcast(const BroadcastArgs& args, Waiter& waiter);
   void gather(const GatherArgs& args, Waiter& waiter);
   void allGather(const AllGatherArgs& args, Waiter& waiter);
+
+  // Windows: device memory that every rank allocates together and registers with the
+  // communicator, so that an all-reduce inside it (AllReduceArgs::in_window) may take symmetric
+  // kernels (NCCL 2.27), which leave more of the GPU to the compute running beside them.
+  // allocateWindow is collective: every rank calls it at the same point of its step with the
+  // same bytes, in the same order. Windows are numbered in that order, so a number means the same
+  // window on every rank. A window is the communicator's: the caller hands it to
+  // Device::adoptWindow, so release leaves it alone (a rank that lets go of one alone could not
+  // deregister it: that is collective too), and its memory goes when the communicator closes.
+  // nullptr on every rank alike where some rank could not allocate one. Backends without
+  // windows: hasWindows() false.
+  virtual bool hasWindows() const { return false; }
+  virtual void* allocateWindow(size_t bytes, Waiter& waiter);
+  // The number of the window that holds [buffer, buffer + bytes), else -1.
+  virtual int64_t windowOf(const void* /*buffer*/, size_t /*bytes*/) const { return -1; }
 
  protected:
   Communicator(int rank, int n_ranks) : rank_(rank), size_(n_ranks) {}

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 
 #include "synk/core/array.h"
 #include "synk/core/dtype.h"
@@ -48,6 +49,9 @@ class Device {
   // Throws SystemError/CudaError when memory is exhausted.
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* pointer) noexcept = 0;
+  // Memory a communicator owns from now on (a window, Communicator::allocateWindow): release()
+  // leaves it alone, the communicator frees it when it closes.
+  void adoptWindow(const void* pointer) { adopted_.insert(pointer); }
 
   // Copies `bytes` bytes (asynchronously on CUDA: see Ordering). Host-side pointers may be any
   // host memory; registered memory is faster.
@@ -89,6 +93,15 @@ class Device {
   // True after the backend aborted: queued work may never finish, so nothing may wait for it
   // (plugin instances are then not destroyed: their teardown could wait on the GPU).
   virtual bool aborted() const { return false; }
+
+ protected:
+  // Whether release() must leave `pointer` alone (adoptWindow).
+  bool adopted(const void* pointer) const {
+    return !adopted_.empty() && adopted_.count(pointer) != 0;
+  }
+
+ private:
+  std::unordered_set<const void*> adopted_;
 };
 
 }  // namespace synk

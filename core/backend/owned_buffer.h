@@ -32,6 +32,13 @@ class OwnedBuffer {
     data_ = source.allocate(bytes);
     capacity_ = bytes;
   }
+  // Takes `data` (`capacity` bytes, from `source`) in place of what it held.
+  void adopt(Source& source, void* data, size_t capacity) {
+    if (data_) source_->release(data_);
+    source_ = &source;
+    data_ = data;
+    capacity_ = capacity;
+  }
   void swap(OwnedBuffer& other) noexcept {
     std::swap(source_, other.source_);
     std::swap(data_, other.data_);

@@ -18,7 +18,17 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
   args.count = count;
   args.dtype = dtype;
   args.op = op;
+  args.in_window = windows_ != nullptr && inWindow(buffer, count * dtypeSize(dtype));
   rank_.default_communicator->allReduce(args, *waiter_);  // host-staged where ranks share a GPU
+}
+
+bool InCallCollectives::inWindow(const void* buffer, size_t bytes) const {
+  const auto* at = static_cast<const std::byte*>(buffer);
+  for (const WindowSpan& w : *windows_) {
+    const auto* begin = static_cast<const std::byte*>(w.begin);
+    if (at >= begin && at + bytes <= begin + w.bytes) return true;
+  }
+  return false;
 }
 
 void InCallCollectives::allGather(const void* send, void* recv, size_t count, DType dtype) {

@@ -5,6 +5,8 @@
 // call of the model; outside one, all_reduce is a UsageError. Function::asLocal opens a local
 // Scope: the master alone holds the whole batch, so a collective over "every rank" is over itself
 // and leaves the buffer as it is (an all_gather copies send to recv).
+#include <vector>
+
 #include "synk/core/model_loader.h"
 
 namespace synk {
@@ -15,9 +17,18 @@ namespace synk::detail {
 
 struct RankResources;
 
+// Memory of one of the running call's window update buffers (call_windows.cc).
+struct WindowSpan {
+  const void* begin = nullptr;
+  size_t bytes = 0;
+};
+
 class InCallCollectives final : public CallCollectives {
  public:
   explicit InCallCollectives(const RankResources& rank) : rank_(rank) {}
+  // The running call's window update buffers (null: none): an all-reduce wholly inside one runs
+  // in the window (AllReduceArgs::in_window), every other on the communicator's ordinary path.
+  void setWindows(const std::vector<WindowSpan>* windows) { windows_ = windows; }
   void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) override;
   void allGather(const void* send, void* recv, size_t count, DType dtype) override;
 
@@ -38,7 +49,10 @@ class InCallCollectives final : public CallCollectives {
   };
 
  private:
+  bool inWindow(const void* buffer, size_t bytes) const;
+
   const RankResources& rank_;
+  const std::vector<WindowSpan>* windows_ = nullptr;
   Waiter* waiter_ = nullptr;
   bool local_ = false;
 };

@@ -50,7 +50,8 @@ CallExecution::CallExecution(const RankResources& rank, ModelTable& table,
       all_shapes_(reuse.all_shapes),
       agreed_shapes_(reuse.agreed_shapes),
       inline_bytes_(reuse.inline_bytes),
-      inline_at_(reuse.inline_at) {
+      inline_at_(reuse.inline_at),
+      windows_(reuse.windows) {
   const size_t n_in = spec_.inputs.size(), n_out = spec_.outputs.size();
   scratch_.inputs.resize(n_in);
   scratch_.staging.resize(n_in);
@@ -80,10 +81,16 @@ StepResult CallExecution::run() {
   Status& status = result_.status;
   try {
     plan();
-    computeSlices();
   } catch (const std::exception& e) {
     status = Status::fromException(e);
   }
+  windows_.clear();
+  try {
+    if (agreeOnWindows(status.ok()) && status.ok()) computeSlices();
+  } catch (const std::exception& e) {
+    status = Status::fromException(e);
+  }
+  collectives_.setWindows(nullptr);
   ByteWriter& mine = offer_;
   mine.clear();
   mine.put<int64_t>(rows_);

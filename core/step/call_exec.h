@@ -29,6 +29,7 @@ struct CallReuse {
   std::vector<std::byte> inline_bytes;
   std::vector<std::vector<size_t>> inline_at;
   ByteWriter offer;  // this rank's part of the agreement exchange
+  std::vector<WindowSpan> windows;
 };
 
 // The call step's handler: one CallExecution per call.
@@ -72,6 +73,10 @@ class CallExecution {
 
   std::string where() const;
   void plan();
+  // call_windows.cc: every rank, whether or not its plan succeeded (`ok`), before anything else
+  // of the call can differ between ranks. False where some rank's plan failed (then no rank
+  // computes: the agreement reports that rank's error everywhere).
+  bool agreeOnWindows(bool ok);
   void computeSlices();
   void runSlice(const RowRange& local);
   void accumulateSlice(int64_t slice_rows);
@@ -150,6 +155,7 @@ class CallExecution {
   // may reuse it): inline_at_[rank][output] is an offset into inline_bytes_.
   std::vector<std::byte>& inline_bytes_;
   std::vector<std::vector<size_t>>& inline_at_;
+  std::vector<WindowSpan>& windows_;  // this call's window update buffers
 };
 
 }  // namespace synk::detail

@@ -24,6 +24,9 @@ struct CallInput {
   }
 };
 
+// Update variables of at least this many bytes may get window update buffers (call_windows.cc).
+constexpr size_t kWindowMinBytes = size_t{1} << 20;
+
 struct CallRequest {
   uint32_t function = 0;
   std::vector<CallInput> inputs;  // in declaration order
@@ -32,6 +35,9 @@ struct CallRequest {
   int32_t num_slices = 1;
   int64_t batch_rows = -1;      // rows of the batch when there are scattered inputs, else -1
   std::vector<uint8_t> wanted;  // per output: 1 = returned (output_subset); empty = all
+  // 1: an unsliced call with an update variable of kWindowMinBytes or more on the master, so the
+  // ranks agree on window update buffers (call_windows.cc). Decided here so every rank agrees.
+  uint8_t windows = 0;
 
   bool wants(size_t output) const { return wanted.empty() || wanted[output] != 0; }
 
@@ -44,7 +50,7 @@ struct CallRequest {
   template <typename Io, typename Self>
   static void fields(Io& io, Self& self) {
     io(self.function, self.inputs, self.batch, self.batch_s, self.num_slices, self.batch_rows,
-       self.wanted);
+       self.wanted, self.windows);
   }
 };
 

@@ -164,6 +164,81 @@ TEST_CASE("no rank tears its communicator down while a peer's last collective st
   requireHealthy(run, n);
 }
 
+// Windows (Communicator::allocateWindow): a third communicator, split at the first window, holds
+// the registrations and runs only the all-reduces marked in_window; every other collective stays
+// on the blocking child, where nothing is registered. Close aborts both idle children and frees
+// the memory.
+TEST_CASE(
+    "a window is registered on a communicator of its own, which runs only in-window "
+    "all-reduces",
+    "[coll]") {
+  const int n = GENERATE(2, 3);
+  const auto factory = standinFactory();
+  const RankRun run = launchRanks(*factory, n, [](RankContext& ctx) {
+    NcclCommunicator& nccl = ncclOf(ctx);
+    Device& device = ctx.device();
+    Waiter waiter = ctx.waiter("windows");
+    if (!nccl.hasWindows()) throw std::runtime_error("no windows on several ranks");
+    constexpr size_t kCount = 1000;
+    auto* window = static_cast<float*>(nccl.allocateWindow(kCount * sizeof(float), waiter));
+    if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
+    if (nccl.windowsComm() == nullptr || nccl.windowsComm() == nccl.comm()) {
+      throw std::runtime_error("the window is not on a communicator of its own");
+    }
+    if (nccl.windowOf(window + 10, 100 * sizeof(float)) != 0 ||
+        nccl.windowOf(window + 10, kCount * sizeof(float)) != -1) {
+      throw std::runtime_error("windowOf does not find the window (or finds too much)");
+    }
+    device.adoptWindow(window);
+    const std::vector<float> mine(kCount, static_cast<float>(ctx.rank() + 1));
+    device.copy(window, mine.data(), kCount * sizeof(float), CopyKind::HostToDevice);
+    AllReduceArgs in_window{window, kCount, DType::Float32, ReduceOp::Sum};
+    in_window.in_window = true;
+    nccl.allReduce(in_window, waiter);
+    // Not marked: the ordinary communicator, on the same memory.
+    nccl.allReduce({window, kCount, DType::Float32, ReduceOp::Sum}, waiter);
+    std::vector<float> got(kCount);
+    device.copy(got.data(), window, kCount * sizeof(float), CopyKind::DeviceToHost);
+    device.synchronize(waiter);
+    const int size = ctx.size();
+    const auto want = static_cast<float>(size * size * (size + 1) / 2);
+    if (got.front() != want || got.back() != want) {
+      throw std::runtime_error(str("window all-reduces give ", got.front(), ", want ", want));
+    }
+    device.release(window);  // adopted: left to the communicator
+  });
+  INFO(run.describe());
+  REQUIRE(run.allOk());
+  requireNothingLeft(run, n);
+  INFO(ledgerReport(n));
+  CHECK(standin::ledger().violations.load() == 0);
+  for (int r = 0; r < n; ++r) {
+    const standin::RankRecord& l = standin::record(r);
+    CHECK(l.refused.load() == 0);
+    CHECK(l.splits.load() == 2);  // the blocking child, then the windows communicator
+    CHECK(l.window_registrations.load() == 1);
+    CHECK(l.window_ops.load() == 2);  // the window's first (at allocation) and the marked one
+    CHECK(l.finalizes.load() == 1);
+    CHECK(l.aborts.load() == 2);  // both idle children at close
+  }
+}
+
+TEST_CASE("SYNK_NCCL_WINDOWS=0 and a single rank have no windows", "[coll]") {
+  const auto factory = standinFactory();
+  setenv("SYNK_NCCL_WINDOWS", "0", 1);
+  const RankRun off = launchRanks(*factory, 2, [](RankContext& ctx) {
+    if (ncclOf(ctx).hasWindows()) throw std::runtime_error("windows with SYNK_NCCL_WINDOWS=0");
+  });
+  unsetenv("SYNK_NCCL_WINDOWS");
+  INFO(off.describe());
+  CHECK(off.allOk());
+  const RankRun one = launchRanks(*factory, 1, [](RankContext& ctx) {
+    if (ncclOf(ctx).hasWindows()) throw std::runtime_error("windows on one rank");
+  });
+  INFO(one.describe());
+  CHECK(one.allOk());
+}
+
 }  // namespace
 }  // namespace synk::test
 

@@ -16,7 +16,8 @@ const NcclApi& systemNccl() {
       ncclAllGather,    ncclSend,
       ncclRecv,         ncclGroupStart,
       ncclGroupEnd,     ncclGetErrorString,
-      ncclGetLastError,
+      ncclGetLastError, ncclMemAlloc,
+      ncclMemFree,      ncclCommWindowRegister,
   };
   return api;
 }

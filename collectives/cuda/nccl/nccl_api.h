@@ -38,6 +38,12 @@ struct NcclApi {
   ncclResult_t (*groupEnd)();
   const char* (*getErrorString)(ncclResult_t result);
   const char* (*getLastError)(ncclComm_t comm);
+  // Symmetric memory (NCCL 2.27): memory a window can hold, and the window's registration, a
+  // collective call of every rank with a buffer of the same size.
+  ncclResult_t (*memAlloc)(void** pointer, size_t bytes);
+  ncclResult_t (*memFree)(void* pointer);
+  ncclResult_t (*commWindowRegister)(ncclComm_t comm, void* buffer, size_t bytes,
+                                     ncclWindow_t* window, int flags);
 };
 
 // The NCCL library this process linked (libnccl).

@@ -25,6 +25,7 @@ namespace synk {
 namespace {
 
 constexpr int kOldestNccl = NCCL_VERSION(2, 22, 0);
+constexpr int kWindowsNccl = NCCL_VERSION(2, 27, 0);  // ncclCommWindowRegister, symmetric kernels
 
 static_assert(sizeof(ncclUniqueId) <= kExchangeBytes, "the NCCL id must fit a barrier exchange");
 
@@ -138,6 +139,9 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
     }
     complete(comm_, started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
     if (split_allowed) splitFastCommunicator(waiter);
+    const char* windows = std::getenv("SYNK_NCCL_WINDOWS");
+    windows_allowed_ = fast_ != nullptr && size() > 1 && version >= kWindowsNccl &&
+                       !(windows != nullptr && std::strcmp(windows, "0") == 0);
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
@@ -145,9 +149,17 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
 }
 
 void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
+  fast_ = splitBlockingChild("synk-fast", "the blocking NCCL communicator", waiter);
+  if (fast_ == nullptr) {
+    logWarning("collectives use the non-blocking NCCL communicator (slower per call)");
+  }
+}
+
+ncclComm_t NcclCommunicator::splitBlockingChild(const char* name, const char* what,
+                                                Waiter& waiter) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 1;
-  config.commName = "synk-fast";
+  config.commName = name;
   // Under the parent's non-blocking mode the split is a job of the parent, run on an NCCL
   // thread that writes the child's handle into `slot` when it finishes; and NCCL 2.28 returns
   // ncclSuccess from ncclCommSplit while that job still runs (its group end answers
@@ -157,37 +169,99 @@ void NcclCommunicator::splitFastCommunicator(Waiter& waiter) {
   // never freed under the writer.
   auto* slot = new ncclComm_t(nullptr);
   const ncclResult_t started = nccl_.commSplit(comm_, 0, rank(), slot, &config);
+  ncclComm_t child = nullptr;
   std::string why;
   if (started == ncclSuccess || started == ncclInProgress) {
     // A failure or a timeout here is fatal: the parent is unusable or busy, so there is nothing
     // to fall back to (the caller aborts it).
     Waiter bounded(group_.control(), &group_,
                    std::min(waiter.deadline(), Clock::now() + kSplitBound), waiter.what());
-    complete(comm_, started, "ncclCommSplit (creating the blocking communicator)", bounded);
-    fast_ = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    complete(comm_, started, str("ncclCommSplit (creating ", what, ")").c_str(), bounded);
+    child = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     delete slot;  // the job was joined: nobody writes it any more
-    ncclResult_t child = ncclInternalError;
-    if (fast_ == nullptr) {
+    ncclResult_t state = ncclInternalError;
+    if (child == nullptr) {
       why = "the split returned no communicator";
-    } else if (nccl_.commGetAsyncError(fast_, &child) != ncclSuccess || child != ncclSuccess) {
-      why = str("the new communicator reports ", nccl_.getErrorString(child));
+    } else if (nccl_.commGetAsyncError(child, &state) != ncclSuccess || state != ncclSuccess) {
+      why = str("the new communicator reports ", nccl_.getErrorString(state));
     }
   } else {
     delete slot;  // refused before any job started
     why = nccl_.getErrorString(started);
   }
   // Use it only if every rank has it: ranks on different communicators would never match up.
-  if (group_.barrier().arrive(waiter, BarrierSite::Exchange, why.empty())) return;
-  logWarning("a rank could not create the blocking NCCL communicator (here: ",
-             why.empty() ? "created" : why.c_str(),
-             "); collectives use the non-blocking one (slower per call)");
-  if (fast_ != nullptr) abortWithin(nccl_, fast_, kAbortBound);
-  fast_ = nullptr;
+  if (group_.barrier().arrive(waiter, BarrierSite::Exchange, why.empty())) return child;
+  logWarning("a rank could not create ", what, " (here: ", why.empty() ? "created" : why.c_str(),
+             ")");
+  if (child != nullptr) abortWithin(nccl_, child, kAbortBound);
+  return nullptr;
+}
+
+void* NcclCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
+  if (!hasWindows()) throw InternalError("allocateWindow: this NCCL communicator has no windows");
+  if (windows_ == nullptr) {
+    windows_ = splitBlockingChild("synk-windows", "the NCCL windows communicator", waiter);
+    if (windows_ == nullptr) {
+      windows_allowed_ = false;  // on every rank: the split agreed on its outcome
+      logWarning("all-reduces run without symmetric windows");
+      return nullptr;
+    }
+  }
+  // Every rank allocates first and says whether it could: registration waits for every rank
+  // inside NCCL, so it starts only where all of them will reach it.
+  void* pointer = nullptr;
+  const ncclResult_t allocated = nccl_.memAlloc(&pointer, bytes);
+  const bool ok = allocated == ncclSuccess && pointer != nullptr;
+  if (!group_.barrier().arrive(waiter, BarrierSite::Exchange, ok)) {
+    if (ok) (void)nccl_.memFree(pointer);
+    if (!ok) {
+      logWarning("rank ", rank(), ": ncclMemAlloc of ", bytes,
+                 " bytes for a window failed: ", describeNccl(nccl_, allocated, nullptr));
+    }
+    return nullptr;  // every rank alike; the caller uses ordinary memory
+  }
+  ncclWindow_t window = nullptr;
+  const ncclResult_t registered =
+      nccl_.commWindowRegister(windows_, pointer, bytes, &window, NCCL_WIN_COLL_SYMMETRIC);
+  if (registered != ncclSuccess) {
+    (void)nccl_.memFree(pointer);
+    fail(windows_, registered, "ncclCommWindowRegister");
+  }
+  device_.adoptWindow(pointer);
+  windows_held_.push_back({reinterpret_cast<uintptr_t>(pointer), bytes});
+  // One all-reduce in the new window now, outside any graph capture, so that whatever NCCL sets
+  // up on a communicator's (or a window's) first collective is not first met inside a capture.
+  // The window's contents are undefined until its user writes them.
+  if (bytes >= sizeof(float)) {
+    complete(windows_,
+             nccl_.allReduce(pointer, pointer, 1, ncclFloat, ncclSum, windows_, gpu_.stream()),
+             "ncclAllReduce (a new window's first)", waiter);
+  }
+  return pointer;
+}
+
+int64_t NcclCommunicator::windowOf(const void* buffer, size_t bytes) const {
+  const auto at = reinterpret_cast<uintptr_t>(buffer);
+  for (size_t i = 0; i < windows_held_.size(); ++i) {
+    const Window& w = windows_held_[i];
+    if (at >= w.begin && at + bytes <= w.begin + w.bytes) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+void NcclCommunicator::freeWindows() noexcept {
+  for (const Window& w : windows_held_) {
+    const ncclResult_t freed = nccl_.memFree(reinterpret_cast<void*>(w.begin));
+    if (freed != ncclSuccess) {
+      logWarning("ncclMemFree of a window failed: ", describeNccl(nccl_, freed, nullptr));
+    }
+  }
+  windows_held_.clear();
 }
 
 NcclCommunicator::~NcclCommunicator() {
   gather_scratch_ = DeviceBuffer();  // stream-ordered; nothing after an abort
-  if (comm_ == nullptr && fast_ == nullptr) return;
+  if (comm_ == nullptr && fast_ == nullptr && windows_ == nullptr) return;
   gpu_.attachNccl(nullptr, nullptr);
   // Unwinding after an error, or the session is going down: peers may never finalize.
   if (group_.aborted() || std::uncaught_exceptions() > 0) {
@@ -258,11 +332,12 @@ void NcclCommunicator::finalize() {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  if (fast_ != nullptr) {
-    // Idle here now: aborting frees it without waiting for anyone.
-    const ncclComm_t fast = fast_;
-    fast_ = nullptr;
-    abortWithin(nccl_, fast, kAbortBound);
+  // The blocking children are idle here now: aborting frees them without waiting for anyone.
+  for (ncclComm_t* child : {&fast_, &windows_}) {
+    if (*child == nullptr) continue;
+    const ncclComm_t idle = *child;
+    *child = nullptr;
+    abortWithin(nccl_, idle, kAbortBound);
   }
   // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
   // may be freed, and abort() must not touch it.
@@ -272,17 +347,22 @@ void NcclCommunicator::finalize() {
   if (destroyed != ncclSuccess) {
     throw NcclError(str("ncclCommDestroy: ", describeNccl(nccl_, destroyed, nullptr)));
   }
+  freeWindows();  // no communicator is left that registered them
 }
 
 void NcclCommunicator::abort() noexcept {
-  if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
+  if ((comm_ == nullptr && fast_ == nullptr && windows_ == nullptr) || aborted_) return;
   aborted_ = true;
   gpu_.attachNccl(nullptr, nullptr);
   const ncclComm_t fast = fast_;
+  const ncclComm_t windows = windows_;
   const ncclComm_t comm = comm_;
   fast_ = nullptr;
+  windows_ = nullptr;
   comm_ = nullptr;
-  // One after the other, each bounded: a hung child abort still lets the parent's run.
+  // One after the other, each bounded: a hung child abort still lets the parent's run. The
+  // windows' memory stays (the stream may still hold work on it): the process exit frees it.
+  if (windows != nullptr) abortWithin(nccl_, windows, kAbortBound);
   if (fast != nullptr) abortWithin(nccl_, fast, kAbortBound);
   if (comm != nullptr) abortWithin(nccl_, comm, kAbortBound);
   // The stream may hold work that never finishes (a collective whose peer is gone): nothing
@@ -291,11 +371,12 @@ void NcclCommunicator::abort() noexcept {
 }
 
 void NcclCommunicator::abandon() noexcept {
-  if ((comm_ == nullptr && fast_ == nullptr) || aborted_) return;
+  if ((comm_ == nullptr && fast_ == nullptr && windows_ == nullptr) || aborted_) return;
   gpu_.attachNccl(nullptr, nullptr);
   if (!group_.aborted()) (void)teardownBarrier(false);
   comm_ = nullptr;
   fast_ = nullptr;
+  windows_ = nullptr;
   aborted_ = true;
 }
 
@@ -383,10 +464,14 @@ void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   bool scale_after = false;
   const ncclRedOp_t op = reductionFor(args.op, scale_after);
   const void* send = args.send != nullptr ? args.send : args.buffer;
-  complete(comm(),
-           nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, comm(),
-                           gpu_.stream()),
-           "ncclAllReduce", waiter);
+  // In a window (agreed by the caller on every rank): the windows communicator, where NCCL may
+  // take its symmetric kernels; everything else on comm(), where nothing is registered.
+  const ncclComm_t on =
+      args.in_window && windows_ != nullptr && send == args.buffer ? windows_ : comm();
+  complete(
+      on,
+      nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, on, gpu_.stream()),
+      "ncclAllReduce", waiter);
   if (scale_after) device_.scale(args.buffer, args.count, args.dtype, 1.0 / size());
 }
 

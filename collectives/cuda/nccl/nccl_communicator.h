@@ -33,6 +33,17 @@
 // drain, the session aborted, or the destructor running while an exception unwinds: every
 // communicator is aborted instead.
 //
+// Windows (Communicator::allocateWindow, NCCL 2.27 symmetric memory): ncclMemAlloc'd memory
+// registered with ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC) on a third communicator,
+// `windows_`, a blocking child split off the parent at the first window, which runs only the
+// all-reduces the caller marks in_window. Every other collective stays on fast_, where nothing is
+// registered, so no rank ever mixes symmetric and ordinary kernels in one collective (a
+// variable's storage may hold a window on some ranks only). Registration is collective and waits
+// for every rank inside NCCL (a blocking communicator): allocateWindow first has every rank
+// allocate and agree through the barrier, then registers, so every rank reaches the
+// registration. Windows are freed after close's finalize; an aborted communicator leaves them to
+// the process exit. SYNK_NCCL_WINDOWS=0 turns windows off.
+//
 // Every NCCL call goes through an NcclApi table (nccl_api.h) and the device through NcclDevice
 // (nccl_device.h), so CI drives this class against an NCCL stand-in without a GPU.
 #include <nccl.h>
@@ -73,6 +84,16 @@ class NcclCommunicator final : public Communicator {
   // still takes part in the teardown barrier, as not drained, so the peers abort theirs.
   void abandon() noexcept;
 
+  // Several ranks, NCCL 2.27 or later, the blocking child, SYNK_NCCL_WINDOWS not 0.
+  bool hasWindows() const override { return windows_allowed_ && !aborted_; }
+  // Collective (see the class comment). nullptr on every rank where some rank could not
+  // allocate the memory or the windows communicator could not be made (hasWindows() is then
+  // false from there on, on every rank alike).
+  void* allocateWindow(size_t bytes, Waiter& waiter) override;
+  int64_t windowOf(const void* buffer, size_t bytes) const override;
+  // The communicator window all-reduces run on (null until the first window).
+  ncclComm_t windowsComm() const { return windows_; }
+
   static constexpr std::chrono::seconds kAbortBound{5};
   static constexpr std::chrono::seconds kFinalizeBound{10};
   static constexpr std::chrono::seconds kSplitBound{60};
@@ -102,6 +123,10 @@ class NcclCommunicator final : public Communicator {
   void complete(ncclComm_t comm, ncclResult_t issued, const char* what, Waiter& waiter);
   [[noreturn]] void fail(ncclComm_t comm, ncclResult_t result, const char* what) const;
   void splitFastCommunicator(Waiter& waiter);
+  // A blocking child of the parent, split off by every rank at once (bounded by kSplitBound);
+  // null on every rank if any rank could not make it (`what` names it in the warning).
+  ncclComm_t splitBlockingChild(const char* name, const char* what, Waiter& waiter);
+  void freeWindows() noexcept;
   // NCCL's reduction for `op` here; scale_after: a 1/n scaling pass must follow (avg).
   ncclRedOp_t reductionFor(ReduceOp op, bool& scale_after) const;
   // Waits (bounded, no Waiter: used at close) until the stream has no queued work.
@@ -115,8 +140,15 @@ class NcclCommunicator final : public Communicator {
   const NcclApi& nccl_;
   NcclDevice& gpu_;
   Device& device_;
-  ncclComm_t comm_ = nullptr;  // non-blocking: creation, the parent of fast_
-  ncclComm_t fast_ = nullptr;  // blocking child: every other collective
+  ncclComm_t comm_ = nullptr;     // non-blocking: creation, the parent of fast_
+  ncclComm_t fast_ = nullptr;     // blocking child: every other collective
+  ncclComm_t windows_ = nullptr;  // blocking child: the all-reduces in windows (made on demand)
+  struct Window {
+    uintptr_t begin;
+    size_t bytes;
+  };
+  std::vector<Window> windows_held_;  // numbered in allocation order, the same on every rank
+  bool windows_allowed_ = false;
   bool aborted_ = false;
   DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
 };

@@ -208,6 +208,11 @@ std::vector<Array> CallMaster::callFunction(uint32_t id, const std::vector<Data>
   request.batch_s = options.batch_s;
   request.num_slices = options.num_slices;
   request.wanted = wantedOutputs(spec, options.output_subset);
+  request.windows = 0;
+  for (size_t u = 0; u < b.update_vars.size() && options.num_slices == 1; ++u) {
+    const auto index = static_cast<uint32_t>(b.update_vars[u]);
+    if (table_.storage(b.model, index).bytes() >= kWindowMinBytes) request.windows = 1;
+  }
   // Several nodes: their copies of the inputs first (of scattered ones, the rows they read).
   core_.data().shipCallInputs(data, request, b.broadcast);
   ByteWriter& payload = payload_;

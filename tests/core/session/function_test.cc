@@ -578,3 +578,26 @@ TEST_CASE("an output with op none is the master's own value, even from zero rows
   const Array three = table(3);
   CHECK(stats({kit.session.data(three)}).at(6).toVector<double>() == rowOf(three, 2));
 }
+
+// An update of over a MiB all-reduced inside the call (the testkit's sum_in_update): on NCCL
+// ranks the update buffer is a window (core/step/call_windows.cc) from the first call, and after
+// three the whole rotation is; each call's sum must still be exact on every rank.
+TEST_CASE("a large update all-reduced inside the call is the same sum on every rank", "[core]") {
+  const int ranks = 2;
+  Kit kit(ranks);
+  Variable big = kit.model.variable("big");
+  Function f = kit.session.function(kit.model, "sum_in_update");
+  float want = 0;
+  for (int call = 0; call < 5; ++call) {
+    f({});
+    want = ranks * want + 3;  // each rank added rank + 1, then the sum
+    for (int r = 0; r < ranks; ++r) {
+      INFO("call " << call << ", rank " << r);
+      const std::vector<float> got = kit.session.getValue(r, {big}).at(0).toVector<float>();
+      REQUIRE(got.size() * sizeof(float) > (size_t{1} << 20));
+      CHECK(got.front() == want);
+      CHECK(got[got.size() / 2] == want);
+      CHECK(got.back() == want);
+    }
+  }
+}

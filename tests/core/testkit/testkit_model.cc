@@ -36,6 +36,8 @@ class Testkit {
     spec.variable("lin_g", DType::Float64, {2});
     for (const auto& [name, dtype] : typedVariables())
       spec.variable(name, dtype, {4});
+    // Over a MiB (core/step/call_windows.cc's threshold), and not a power of two.
+    spec.variable("big", DType::Float32, {kBigElements});
 
     spec.function("mean_dot")
         .input("x", DType::Float32, 2)
@@ -89,6 +91,8 @@ class Testkit {
         .input("who", DType::Int32, 0)
         .output("z", DType::Float32, 0);
     spec.function("noop").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
+    // big <- the sum over the ranks of (big + rank + 1): an in-call all-reduce of the update.
+    spec.function("sum_in_update").read("big").update("big");
     spec.function("slow_on_rank")  // rank `who` works `ms` milliseconds (a straggler)
         .input("x", DType::Float32, 2)
         .input("who", DType::Int32, 0)
@@ -148,6 +152,7 @@ class Testkit {
       return testkit::zero(context_, z.data(), z.bytes());
     }
     if (name == "fill_ranked") return fillRanked(call);
+    if (name == "sum_in_update") return sumInUpdate(call);
     if (name == "rank_shaped") {
       return emit<float>(call, 0, {context_.rank() + 1},
                          std::vector<float>(context_.rank() + 1, 1));
@@ -168,7 +173,19 @@ class Testkit {
     throw sdk::Error(sdk::Status::InvalidArgument, "testkit has no function " + std::string(name));
   }
 
+ public:
+  static constexpr int64_t kBigElements = (int64_t{1} << 18) + 64;
+
  private:
+  void sumInUpdate(sdk::Call& call) {
+    std::vector<float> next = fetch<float>(call.read(0));
+    for (float& x : next)
+      x += static_cast<float>(context_.rank() + 1);
+    const sdk::Tensor update = call.update(0);
+    store<float>(update, next);
+    context_.allReduce(update.data(), next.size(), DType::Float32, sdk::ReduceOp::Sum);
+  }
+
   static std::vector<std::pair<std::string, DType>> typedVariables() {
     return {{"var_f32", DType::Float32},  {"var_f64", DType::Float64}, {"var_i32", DType::Int32},
             {"var_i64", DType::Int64},    {"var_u8", DType::UInt8},    {"var_f16", DType::Float16},

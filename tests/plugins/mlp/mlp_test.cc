@@ -176,6 +176,41 @@ TEST_CASE("train_step on 1, 2, 3 ranks gives the one-process parameters (uneven 
   }
 }
 
+// A model over a MiB: on NCCL ranks train_step's update buffer is a window (core/step/
+// call_windows.cc), all-reduced with NCCL's symmetric kernels and rotated into the parameters;
+// after the first three steps every buffer of the rotation is one. The gradient exchange (summed
+// SGD shares) as at synk's defaults for large batches.
+TEST_CASE(
+    "train_step with parameters over a MiB gives the one-process parameters, equal on "
+    "every rank",
+    "[plugins]") {
+  const int ranks = rankCounts({2}).front();
+  Session session = test::forkForTest(ranks);
+  const ModelOptions options = {{"inputs", "512"},       {"widths", "512"}, {"classes", "3"},
+                                {"seed", "5"},           {"lr", "0.05"},    {"optimizer", "sgd"},
+                                {"exchange", "gradient"}};
+  Batches data(session, 40, 9, 512);
+  Model distributed = session.load(mlpFile(), options);
+  Model local = session.load(mlpFile(), options);
+  Function step = session.function(distributed, "train_step");
+  Function reference = session.function(local, "train_step");
+  for (int64_t k = 0; k < 5; ++k) {
+    const int64_t begin = k * 8, end = begin + 8;
+    const float loss =
+        step({data.x, data.y}, {.batch = Selection::range(begin, end)}).at(0).as<float>()[0];
+    const float loss_local =
+        reference.asLocal({data.xs(begin, end), data.ys(begin, end)}).at(0).as<float>()[0];
+    CHECK(loss == Approx(loss_local).epsilon(1e-5));
+  }
+  const std::vector<float> rank0 = params(distributed);
+  REQUIRE(rank0.size() * sizeof(float) >= (size_t{1} << 20));
+  requireClose(rank0, params(local), 1e-5);
+  for (int r = 1; r < ranks; ++r) {
+    INFO("rank " << r);
+    CHECK(session.getValue(r, {distributed.variable("params")}).at(0).toVector<float>() == rank0);
+  }
+}
+
 // The rows exchange (exchange = rows): every rank gathers every rank's rows of each layer and
 // computes each block's gradient over the whole batch; SGD runs inside those GEMMs. Uneven
 // shares (padding), an empty share (1 row on several ranks) and a rule with state.

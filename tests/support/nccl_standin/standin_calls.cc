@@ -288,6 +288,10 @@ ncclResult_t issue(OpKind kind, const char* call, const void* send, void* recv, 
     return refuse(ncclInvalidArgument, str(call, ": root/peer ", peer, " of ", comm->size));
   }
   if (!Stream::find(stream)) return refuse(ncclInvalidArgument, str(call, ": invalid stream"));
+  if (!comm->windows.empty() && recv != nullptr &&
+      comm->inWindow(recv, count * dtypeSize(op.dtype))) {
+    record(comm->world_rank).window_ops.fetch_add(1);
+  }
   const int index = g_collective_calls.fetch_add(1);
   const Faults& f = faults();
   op.fail = f.fail.hits(Call::Collective, comm->world_rank, index);

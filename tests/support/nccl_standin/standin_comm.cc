@@ -19,6 +19,14 @@ char g_last_error[1024] = "";
 
 }  // namespace
 
+bool Comm::inWindow(const void* pointer, size_t bytes) const {
+  const auto at = reinterpret_cast<uintptr_t>(pointer);
+  for (const auto& [begin, size] : windows) {
+    if (at >= begin && at + bytes <= begin + size) return true;
+  }
+  return false;
+}
+
 Comm::~Comm() {
   abort();  // joins a job still running (nothing may write a slot after the handle is gone)
 }

@@ -18,6 +18,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "tests/support/nccl_standin/standin_segment.h"
 
@@ -70,6 +72,10 @@ class Comm {
   uint64_t step = 0;  // collective steps taken (touched only by the stream worker)
   // Touched only by this communicator's jobs (one at a time).
   uint64_t split_seq = 0;
+  // Windows registered on it ([address, address + bytes)); touched only by the calling thread.
+  std::vector<std::pair<uintptr_t, size_t>> windows;
+  // Whether [pointer, pointer + bytes) lies in one of `windows`.
+  bool inWindow(const void* pointer, size_t bytes) const;
 
  private:
   void joinFinished();

@@ -25,7 +25,8 @@ void reset(Ledger& l, const Faults& f) {
   for (RankRecord& r : l.ranks) {
     for (auto* counter : {&r.inits, &r.splits, &r.finalizes, &r.destroys, &r.aborts,
                           &r.split_returned_while_running, &r.finalize_in_progress, &r.refused,
-                          &r.jobs_stopped_by_abort, &r.ops_stopped_by_abort}) {
+                          &r.jobs_stopped_by_abort, &r.ops_stopped_by_abort,
+                          &r.window_registrations, &r.window_ops}) {
       counter->store(0);
     }
     r.live_threads_at_exit.store(-1);

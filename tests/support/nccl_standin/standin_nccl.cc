@@ -2,6 +2,9 @@
 // unless named otherwise); README.md beside this file lists them with their sources.
 #include "tests/support/nccl_standin/standin_nccl.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "synk/core/error.h"
 #include "tests/support/nccl_standin/standin_calls.h"
 
@@ -185,6 +188,44 @@ const char* getLastError(ncclComm_t) {
   return lastError();
 }
 
+// ncclMemAlloc: device memory for windows; here host memory (the stand-in device's).
+ncclResult_t memAlloc(void** pointer, size_t bytes) {
+  if (pointer == nullptr) return refuse(ncclInvalidArgument, "ncclMemAlloc: null pointer");
+  *pointer = std::aligned_alloc(4096, (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096);
+  return *pointer != nullptr ? ncclSuccess : refuse(ncclSystemError, "ncclMemAlloc: no memory");
+}
+
+ncclResult_t memFree(void* pointer) {
+  std::free(pointer);
+  return ncclSuccess;
+}
+
+// ncclCommWindowRegister (src/register/register.cc): collective over the communicator; a
+// non-blocking one would run it as a job. The stand-in records the window on the communicator
+// (collectives then count their window operations) and takes blocking communicators only: synk
+// registers on its blocking windows communicator.
+ncclResult_t commWindowRegister(ncclComm_t handle, void* buffer, size_t bytes, ncclWindow_t* window,
+                                int flags) {
+  const std::shared_ptr<Comm> comm = findComm(handle);
+  if (!comm) return unknownComm("ncclCommWindowRegister", handle);
+  if (buffer == nullptr || window == nullptr || bytes == 0) {
+    return refuse(ncclInvalidArgument, "ncclCommWindowRegister: null buffer or window, or 0 bytes");
+  }
+  if (ncclResult_t ready = comm->ensureReady(true); ready != ncclSuccess) return ready;
+  if (!comm->blocking) {
+    recordViolation(
+        "ncclCommWindowRegister on a non-blocking communicator (synk registers on "
+        "its blocking windows communicator)");
+  }
+  if (flags != NCCL_WIN_COLL_SYMMETRIC) {
+    return refuse(ncclInvalidArgument, str("ncclCommWindowRegister: flags ", flags));
+  }
+  comm->windows.emplace_back(reinterpret_cast<uintptr_t>(buffer), bytes);
+  record(comm->world_rank).window_registrations.fetch_add(1);
+  *window = reinterpret_cast<ncclWindow_t>(comm->windows.size());
+  return ncclSuccess;
+}
+
 }  // namespace
 
 const NcclApi& standinNccl() {
@@ -192,7 +233,7 @@ const NcclApi& standinNccl() {
       "NCCL stand-in", getVersion,  getUniqueId, commInitRankConfig, commSplit, commGetAsyncError,
       commFinalize,    commDestroy, commAbort,   allReduce,          reduce,    broadcast,
       allGather,       send,        recv,        groupStart,         groupEnd,  getErrorString,
-      getLastError,
+      getLastError,    memAlloc,    memFree,     commWindowRegister,
   };
   return api;
 }

@@ -1,0 +1,113 @@
+// The ranks' agreement on window update buffers (core/step/call_windows.cc) on cpu ranks: the
+// shared-memory communicator keeps windows as the NCCL one does when SYNK_SHM_WINDOWS=1 (without
+// symmetric kernels: what is checked is the agreement, the rotation and the routing).
+#include <stdlib.h>
+#include <catch2/catch.hpp>
+
+#include "synk/collectives/shm/shm_communicator.h"
+#include "tests/support/session_fixture.h"
+
+namespace synk::test {
+namespace {
+
+constexpr int64_t kBig = (int64_t{1} << 18) + 64;  // the testkit's "big"
+
+// Windows on for the sessions a test forks (the ranks inherit it), off again after.
+struct ShmWindows {
+  ShmWindows() { setenv("SYNK_SHM_WINDOWS", "1", 1); }
+  ~ShmWindows() { unsetenv("SYNK_SHM_WINDOWS"); }
+};
+
+// What the master's communicator did since `before`.
+ShmCommunicator::WindowCounts since(const ShmCommunicator::WindowCounts& before) {
+  const ShmCommunicator::WindowCounts now = ShmCommunicator::windowCounts();
+  return {now.windows - before.windows, now.all_reduces - before.all_reduces};
+}
+
+// sum_in_update from zeros: x <- n x + n (n + 1) / 2, exact in fp32 for these few steps.
+float expected(int n, int calls) {
+  float x = 0;
+  for (int k = 0; k < calls; ++k)
+    x = static_cast<float>(n) * x + static_cast<float>(n * (n + 1) / 2);
+  return x;
+}
+
+void requireEverywhere(Session& session, const Variable& big, float value) {
+  for (int r = 0; r < session.size(); ++r) {
+    INFO("rank " << r);
+    const std::vector<float> got = session.getValue(r, {big}).at(0).toVector<float>();
+    REQUIRE(got.size() == static_cast<size_t>(kBig));
+    CHECK(got.front() == value);
+    CHECK(got.back() == value);
+  }
+}
+
+TEST_CASE("an unsliced call's large update is all-reduced in a window, three for the rotation",
+          "[core]") {
+  const int n = GENERATE(2, 3);
+  INFO(n << " ranks");
+  ShmWindows on;
+  Kit kit(n);
+  Variable big = kit.model.variable("big");
+  Function f = kit.session.function(kit.model, "sum_in_update");
+  const auto before = ShmCommunicator::windowCounts();
+  for (int call = 1; call <= 5; ++call) {
+    f({});
+    requireEverywhere(kit.session, big, expected(n, call));
+  }
+  // The update buffer, the accumulator and the storage rotate: the first three calls each take
+  // a new window (every rank alike), then they are reused.
+  const auto done = since(before);
+  CHECK(done.windows == 3);
+  CHECK(done.all_reduces == 5);
+}
+
+TEST_CASE("a rank whose variable was reallocated alone makes every rank take a new window",
+          "[core]") {
+  ShmWindows on;
+  Kit kit(2);
+  Variable big = kit.model.variable("big");
+  Function f = kit.session.function(kit.model, "sum_in_update");
+  for (int call = 0; call < 4; ++call)
+    f({});
+  const float x = expected(2, 4);
+  // Rank 1's storage grows (a new plain buffer), then shrinks back in it; rank 0 keeps its own.
+  const Array larger = Array::of<float>({kBig + 1}, std::vector<float>(kBig + 1, x));
+  kit.session.setValue(1, {big}, {larger.view()});
+  const Array same = Array::of<float>({kBig}, std::vector<float>(kBig, x));
+  kit.session.setValue(1, {big}, {same.view()});
+  const auto before = ShmCommunicator::windowCounts();
+  float want = x;
+  for (int call = 0; call < 4; ++call) {
+    f({});
+    want = 2 * want + 3;
+    requireEverywhere(kit.session, big, want);
+  }
+  // The plain buffer reaches the update slot on rank 1 only: the ranks see different windows
+  // there and all take a new one, where a rank alone would have waited for its peer.
+  const auto done = since(before);
+  CHECK(done.windows >= 1);
+  CHECK(done.all_reduces == 4);
+}
+
+TEST_CASE("a sliced call and a communicator without windows take no window", "[core]") {
+  const auto before = ShmCommunicator::windowCounts();
+  {
+    ShmWindows on;
+    Kit kit(2);
+    Function f = kit.session.function(kit.model, "sum_in_update");
+    // Sliced: each slice allocates its own update buffer, and slice counts may differ by rank.
+    f({}, {.num_slices = 2});
+    requireEverywhere(kit.session, kit.model.variable("big"), 3);
+  }
+  Kit plain(2);  // SYNK_SHM_WINDOWS unset
+  Function g = plain.session.function(plain.model, "sum_in_update");
+  g({});
+  g({});
+  requireEverywhere(plain.session, plain.model.variable("big"), 9);
+  CHECK(since(before).windows == 0);
+  CHECK(since(before).all_reduces == 0);
+}
+
+}  // namespace
+}  // namespace synk::test
