@@ -16,7 +16,7 @@ void* HostDevice::allocate(size_t bytes) {
 }
 
 void HostDevice::release(void* pointer) noexcept {
-  if (adopted(pointer)) return;
+  if (releaseAdopted(pointer)) return;
   heap_.release(pointer);
 }
 

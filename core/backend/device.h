@@ -51,7 +51,13 @@ class Device {
   virtual void release(void* pointer) noexcept = 0;
   // Memory a communicator owns from now on (a window, Communicator::allocateWindow): release()
   // leaves it alone, the communicator frees it when it closes.
-  void adoptWindow(const void* pointer) { adopted_.insert(pointer); }
+  void adoptWindow(const void* pointer) {
+    adopted_.insert(pointer);
+    free_windows_.erase(pointer);
+  }
+  // Adopted memory released since (nobody holds it): a window a later agreement may hand out
+  // again (adoptWindow takes it back).
+  const std::unordered_set<const void*>& freeWindows() const { return free_windows_; }
 
   // Copies `bytes` bytes (asynchronously on CUDA: see Ordering). Host-side pointers may be any
   // host memory; registered memory is faster.
@@ -95,13 +101,17 @@ class Device {
   virtual bool aborted() const { return false; }
 
  protected:
-  // Whether release() must leave `pointer` alone (adoptWindow).
-  bool adopted(const void* pointer) const {
-    return !adopted_.empty() && adopted_.count(pointer) != 0;
+  // For release(): true if `pointer` was adopted (adoptWindow), which release must leave alone;
+  // it is then free to be handed out again (freeWindows).
+  bool releaseAdopted(const void* pointer) {
+    if (adopted_.empty() || adopted_.count(pointer) == 0) return false;
+    free_windows_.insert(pointer);
+    return true;
   }
 
  private:
   std::unordered_set<const void*> adopted_;
+  std::unordered_set<const void*> free_windows_;
 };
 
 }  // namespace synk

@@ -96,7 +96,9 @@ StepResult CallExecution::run() {
   mine.put<int64_t>(rows_);
   for (const Shape& shape : acc_shapes_)
     mine.putVector(shape);
-  offerInlineOutputs(mine, status.ok());
+  // Not computed with an ok status: another rank's plan failed (agreeOnWindows), so there is
+  // nothing to offer and the agreement fails on that rank's error.
+  offerInlineOutputs(mine, status.ok() && computed_);
   bool all_ok = false;
   {
     PhaseScope agreeing(Phase::Agree);

@@ -9,29 +9,57 @@
 // itself (a rank's variable can be reshaped alone), so the ranks agree, per call:
 //   - which calls: the master marks an unsliced call with a large update variable
 //     (CallRequest::windows; a sliced call allocates per slice, and slice counts differ by rank);
-//   - per update, every rank offers its update's bytes and the window number its update buffer
-//     lies in (-1: none), in one exchange, before the plugin runs and whatever the rank's plan
-//     gave (a failed rank offers not-ok and the call fails everywhere);
+//   - per update, every rank offers its update's bytes, the window number its update buffer
+//     lies in (-1: none) and the numbers of its free windows that would hold it (windows a
+//     buffer let go of: Device::freeWindows), in one exchange, before the plugin runs and
+//     whatever the rank's plan gave (a failed rank offers not-ok and no rank computes);
 //   - all bytes equal and large, all in the same window: the buffers are used as they are;
-//     all bytes equal and large otherwise: every rank takes a new window, in update order (the
-//     plain buffer is freed; a window a rank drops stays with the communicator);
+//     all bytes equal and large otherwise: every rank takes the smallest window free on every
+//     rank, else a new one, in update order (the buffer it replaces is freed if plain, made
+//     free if a window: a window leaves the communicator only when it closes);
 //     bytes unequal: no window for that update this call.
+// So windows that leave the rotation (a rank reshaped alone, asLocal, an all_gather's swap) are
+// handed out again once every rank has let go of them, instead of piling up.
 // In-call all-reduces that lie wholly in an agreed buffer run in its window (InCallCollectives);
 // every other collective runs where windows are never registered. Buffers rotate between a
 // call's update buffer, its accumulator and the variable's storage, so after three calls every
 // buffer of the rotation is a window and the agreement allocates nothing more.
+#include <algorithm>
+#include <vector>
+
 #include "synk/core/communicator.h"
+#include "synk/core/device.h"
 #include "synk/core/step/call_exec.h"
 
 namespace synk::detail {
+
+namespace {
+
+// Free windows a rank offers per update (the smallest numbers that hold the update).
+constexpr size_t kFreeOffered = 4;
+// bytes, window, how many free, the free windows' numbers.
+constexpr size_t kOffer = 2 * sizeof(uint64_t) + sizeof(uint32_t) + kFreeOffered * sizeof(int64_t);
+
+// Numbers of this rank's free windows that hold `bytes`, smallest first, at most kFreeOffered.
+std::vector<int64_t> freeWindowsFor(const Device& device, const Communicator& comm, size_t bytes) {
+  std::vector<int64_t> numbers;
+  for (const void* window : device.freeWindows()) {
+    const int64_t number = comm.windowOf(window, bytes);
+    if (number >= 0) numbers.push_back(number);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  if (numbers.size() > kFreeOffered) numbers.resize(kFreeOffered);
+  return numbers;
+}
+
+}  // namespace
 
 bool CallExecution::agreeOnWindows(bool ok) {
   Communicator& comm = *rank_.default_communicator;
   const size_t n_updates = spec_.updates.size();
   // Every condition is the same on every rank: the request, the spec, the backend.
-  constexpr size_t kOffer = sizeof(uint64_t) + sizeof(int64_t);
   if (request_.windows == 0 || rank_.size < 2 || !comm.hasWindows() || n_updates == 0 ||
-      n_updates * kOffer > kExchangeBytes) {
+      n_updates * kOffer + sizeof(uint64_t) > kExchangeBytes) {  // exchange()'s size word
     return true;
   }
   ByteWriter& mine = offer_;
@@ -41,38 +69,73 @@ bool CallExecution::agreeOnWindows(bool ok) {
     const DeviceBuffer& slice = scratch_.update_slice[u];
     const size_t bytes = var.bytes();
     const bool fits = slice && slice.capacity() >= bytes;
+    const std::vector<int64_t> free = freeWindowsFor(device_, comm, bytes);
     mine.put<uint64_t>(bytes);
     mine.put<int64_t>(ok && fits ? comm.windowOf(slice.data(), bytes) : -1);
+    mine.put<uint32_t>(static_cast<uint32_t>(free.size()));
+    for (size_t k = 0; k < kFreeOffered; ++k)
+      mine.put<int64_t>(k < free.size() ? free[k] : -1);
   }
   ExchangeResult all = exchange(rank_.barrier(), waiter_, ok, mine);
   if (!all.all_ok) return false;  // a rank failed its plan: nobody computes, the call fails
-  std::vector<uint64_t> bytes(n_updates);
-  std::vector<int64_t> window(n_updates);
-  std::vector<bool> same_bytes(n_updates, true), same_window(n_updates, true);
+  struct Offers {
+    uint64_t bytes = 0;
+    int64_t window = -1;
+    bool same_bytes = true, same_window = true;
+    std::vector<int64_t> free_everywhere;  // free windows every rank offered
+  };
+  std::vector<Offers> offers(n_updates);
   for (int r = 0; r < rank_.size; ++r) {
     ByteReader& from = all.from[static_cast<size_t>(r)];
     for (size_t u = 0; u < n_updates; ++u) {
+      Offers& o = offers[u];
       const auto b = from.get<uint64_t>();
       const auto w = from.get<int64_t>();
-      if (r == 0) {
-        bytes[u] = b;
-        window[u] = w;
+      const auto n_free = from.get<uint32_t>();
+      std::vector<int64_t> free;
+      for (size_t k = 0; k < kFreeOffered; ++k) {
+        const auto f = from.get<int64_t>();
+        if (k < n_free) free.push_back(f);
       }
-      same_bytes[u] = same_bytes[u] && b == bytes[u];
-      same_window[u] = same_window[u] && w == window[u];
+      if (r == 0) {
+        o.bytes = b;
+        o.window = w;
+        o.free_everywhere = free;
+      } else {
+        std::erase_if(o.free_everywhere, [&](int64_t f) {
+          return std::find(free.begin(), free.end(), f) == free.end();
+        });
+      }
+      o.same_bytes = o.same_bytes && b == o.bytes;
+      o.same_window = o.same_window && w == o.window;
     }
   }
+  std::vector<int64_t> taken;  // free windows handed out in this call
   for (size_t u = 0; u < n_updates; ++u) {
-    if (!same_bytes[u] || bytes[u] < kWindowMinBytes) continue;
+    const Offers& o = offers[u];
+    if (!o.same_bytes || o.bytes < kWindowMinBytes) continue;
     DeviceBuffer& slice = scratch_.update_slice[u];
-    if (!same_window[u] || window[u] < 0) {
-      slice = DeviceBuffer();  // a plain buffer is freed; a window stays with the communicator
-      void* memory = comm.allocateWindow(bytes[u], waiter_);
+    if (!o.same_window || o.window < 0) {
+      // A window free on every rank (the same number: the same window everywhere), else a new
+      // one. The buffer it replaces is freed if plain, made free again if a window.
+      void* memory = nullptr;
+      for (const int64_t number : o.free_everywhere) {
+        if (std::find(taken.begin(), taken.end(), number) != taken.end()) continue;
+        for (const void* window : device_.freeWindows()) {
+          if (comm.windowOf(window, o.bytes) == number) memory = const_cast<void*>(window);
+        }
+        if (memory != nullptr) {
+          taken.push_back(number);
+          break;
+        }
+      }
+      slice = DeviceBuffer();
+      if (memory == nullptr) memory = comm.allocateWindow(o.bytes, waiter_);
       if (memory == nullptr) return true;  // no windows (on every rank alike): plain buffers
       device_.adoptWindow(memory);         // the communicator's: never freed by the device
-      slice.adopt(device_, memory, bytes[u]);
+      slice.adopt(device_, memory, o.bytes);
     }
-    windows_.push_back({slice.data(), bytes[u]});
+    windows_.push_back({slice.data(), o.bytes});
   }
   if (!windows_.empty()) collectives_.setWindows(&windows_);
   return true;

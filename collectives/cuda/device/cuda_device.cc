@@ -160,7 +160,7 @@ void* CudaDevice::allocate(size_t bytes) {
 }
 
 void CudaDevice::release(void* pointer) noexcept {
-  if (pointer == nullptr || aborted_ || adopted(pointer)) return;
+  if (pointer == nullptr || aborted_ || releaseAdopted(pointer)) return;
   // Stream-ordered: the block is reused only after the work queued so far has read it.
   const cudaError_t err = pools_ ? cudaFreeAsync(pointer, stream_) : cudaFree(pointer);
   if (err != cudaSuccess) {

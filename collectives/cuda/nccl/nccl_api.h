@@ -8,6 +8,11 @@
 
 #include <string>
 
+// ncclCommWindowRegister's flag for symmetric kernels (nccl.h from 2.27 on).
+#ifndef NCCL_WIN_COLL_SYMMETRIC
+#define NCCL_WIN_COLL_SYMMETRIC 0x01
+#endif
+
 namespace synk {
 
 struct NcclApi {
@@ -38,12 +43,14 @@ struct NcclApi {
   ncclResult_t (*groupEnd)();
   const char* (*getErrorString)(ncclResult_t result);
   const char* (*getLastError)(ncclComm_t comm);
-  // Symmetric memory (NCCL 2.27): memory a window can hold, and the window's registration, a
-  // collective call of every rank with a buffer of the same size.
+  // Symmetric memory: memory a window can hold (NCCL 2.19), and the window's registration (2.27),
+  // a collective call of every rank with a buffer of the same size; its handle comes back as a
+  // void* (ncclWindow_t, which older headers lack). The system's registration is looked up at
+  // run time: against an older libnccl it answers ncclInvalidUsage and windows stay off.
   ncclResult_t (*memAlloc)(void** pointer, size_t bytes);
   ncclResult_t (*memFree)(void* pointer);
-  ncclResult_t (*commWindowRegister)(ncclComm_t comm, void* buffer, size_t bytes,
-                                     ncclWindow_t* window, int flags);
+  ncclResult_t (*commWindowRegister)(ncclComm_t comm, void* buffer, size_t bytes, void** window,
+                                     int flags);
 };
 
 // The NCCL library this process linked (libnccl).

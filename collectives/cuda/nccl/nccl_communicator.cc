@@ -61,8 +61,9 @@ void queued(const NcclApi& nccl, ncclResult_t result, const char* what, int rank
 }
 
 // ncclCommAbort on a helper thread, waited for at most `bound`: an abort stuck in NCCL must not
-// keep the process from going on (the thread is left behind; it ends with the process).
-void abortWithin(const NcclApi& nccl, ncclComm_t comm, std::chrono::seconds bound) noexcept {
+// keep the process from going on (the thread is left behind; it ends with the process). False
+// when it was left behind.
+bool abortWithin(const NcclApi& nccl, ncclComm_t comm, std::chrono::seconds bound) noexcept {
   struct State {
     std::mutex mutex;
     std::condition_variable finished;
@@ -81,14 +82,17 @@ void abortWithin(const NcclApi& nccl, ncclComm_t comm, std::chrono::seconds boun
     }).detach();
   } catch (...) {
     (void)nccl.commAbort(comm);  // no thread to be had: abort inline
-    return;
+    return true;
   }
   std::unique_lock<std::mutex> lock(state->mutex);
   if (!state->finished.wait_for(lock, bound, [&] { return state->done; })) {
     logWarning("ncclCommAbort did not return within ", bound.count(), " s; leaving it behind");
-  } else if (state->result != ncclSuccess) {
+    return false;
+  }
+  if (state->result != ncclSuccess) {
     logWarning("ncclCommAbort returned ", nccl.getErrorString(state->result));
   }
+  return true;
 }
 
 // ncclAvg multiplies every input by 1/n before summing. With n a power of two that is exact, and
@@ -139,9 +143,12 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
     }
     complete(comm_, started, "ncclCommInitRankConfig (creating the NCCL communicator)", waiter);
     if (split_allowed) splitFastCommunicator(waiter);
+    // Windows only where every rank can have them (the environment and the library may differ
+    // by node), agreed now: the ranks of a call take its window exchange or none do.
     const char* windows = std::getenv("SYNK_NCCL_WINDOWS");
-    windows_allowed_ = fast_ != nullptr && size() > 1 && version >= kWindowsNccl &&
-                       !(windows != nullptr && std::strcmp(windows, "0") == 0);
+    const bool here = fast_ != nullptr && size() > 1 && version >= kWindowsNccl &&
+                      !(windows != nullptr && std::strcmp(windows, "0") == 0);
+    windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
@@ -199,6 +206,20 @@ ncclComm_t NcclCommunicator::splitBlockingChild(const char* name, const char* wh
 
 void* NcclCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
   if (!hasWindows()) throw InternalError("allocateWindow: this NCCL communicator has no windows");
+  // Outcomes every rank agrees on (no split, some rank without memory, registration failing
+  // everywhere) return null on every rank. Anything else ends the session: a rank that left the
+  // sequence of window barriers, or holds a registration its peers lack, would leave them
+  // waiting in NCCL or pair their barriers with its next ones.
+  try {
+    return makeWindow(bytes, waiter);
+  } catch (const std::exception& e) {
+    abortSession(group_.control(), AbortReason::Fatal, rank(),
+                 str("rank ", rank(), ": a window of ", bytes, " bytes failed: ", e.what()));
+    throw;
+  }
+}
+
+void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
   if (windows_ == nullptr) {
     windows_ = splitBlockingChild("synk-windows", "the NCCL windows communicator", waiter);
     if (windows_ == nullptr) {
@@ -212,7 +233,7 @@ void* NcclCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
   void* pointer = nullptr;
   const ncclResult_t allocated = nccl_.memAlloc(&pointer, bytes);
   const bool ok = allocated == ncclSuccess && pointer != nullptr;
-  if (!group_.barrier().arrive(waiter, BarrierSite::Exchange, ok)) {
+  if (!group_.barrier().arrive(waiter, BarrierSite::Window, ok)) {
     if (ok) (void)nccl_.memFree(pointer);
     if (!ok) {
       logWarning("rank ", rank(), ": ncclMemAlloc of ", bytes,
@@ -220,12 +241,25 @@ void* NcclCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
     }
     return nullptr;  // every rank alike; the caller uses ordinary memory
   }
-  ncclWindow_t window = nullptr;
+  void* window = nullptr;
   const ncclResult_t registered =
       nccl_.commWindowRegister(windows_, pointer, bytes, &window, NCCL_WIN_COLL_SYMMETRIC);
-  if (registered != ncclSuccess) {
+  const bool all_registered =
+      group_.barrier().arrive(waiter, BarrierSite::Window, registered == ncclSuccess);
+  if (!all_registered) {
+    if (registered == ncclSuccess) {
+      // Registered here, not everywhere: the windows of the ranks no longer match.
+      throw NcclError(str("rank ", rank(), ": another rank could not register a window"));
+    }
     (void)nccl_.memFree(pointer);
-    fail(windows_, registered, "ncclCommWindowRegister");
+    bool none = true;  // registration failed on every rank: windows go off, alike
+    for (int r = 0; r < size(); ++r)
+      none = none && !group_.barrier().okOf(r);
+    if (!none) fail(windows_, registered, "ncclCommWindowRegister");
+    windows_allowed_ = false;
+    logWarning("ncclCommWindowRegister failed on every rank (",
+               describeNccl(nccl_, registered, windows_), "): all-reduces run without windows");
+    return nullptr;
   }
   device_.adoptWindow(pointer);
   windows_held_.push_back({reinterpret_cast<uintptr_t>(pointer), bytes});
@@ -333,11 +367,15 @@ void NcclCommunicator::finalize() {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   // The blocking children are idle here now: aborting frees them without waiting for anyone.
+  // An abort of the windows communicator left running may still be releasing their mappings:
+  // the windows' memory is then left to the process exit.
+  bool windows_released = true;
   for (ncclComm_t* child : {&fast_, &windows_}) {
     if (*child == nullptr) continue;
     const ncclComm_t idle = *child;
     *child = nullptr;
-    abortWithin(nccl_, idle, kAbortBound);
+    const bool done = abortWithin(nccl_, idle, kAbortBound);
+    if (child == &windows_) windows_released = done;
   }
   // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
   // may be freed, and abort() must not touch it.
@@ -347,7 +385,7 @@ void NcclCommunicator::finalize() {
   if (destroyed != ncclSuccess) {
     throw NcclError(str("ncclCommDestroy: ", describeNccl(nccl_, destroyed, nullptr)));
   }
-  freeWindows();  // no communicator is left that registered them
+  if (windows_released) freeWindows();  // no communicator is left that registered them
 }
 
 void NcclCommunicator::abort() noexcept {

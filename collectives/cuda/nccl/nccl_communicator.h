@@ -127,6 +127,8 @@ class NcclCommunicator final : public Communicator {
   // null on every rank if any rank could not make it (`what` names it in the warning).
   ncclComm_t splitBlockingChild(const char* name, const char* what, Waiter& waiter);
   void freeWindows() noexcept;
+  // allocateWindow's body; anything it throws ends the session (see there).
+  void* makeWindow(size_t bytes, Waiter& waiter);
   // NCCL's reduction for `op` here; scale_after: a 1/n scaling pass must follow (avg).
   ncclRedOp_t reductionFor(ReduceOp op, bool& scale_after) const;
   // Waits (bounded, no Waiter: used at close) until the stream has no queued work.

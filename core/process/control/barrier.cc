@@ -34,6 +34,8 @@ const char* barrierSiteName(uint32_t site) {
       return "collective out";
     case BarrierSite::Teardown:
       return "teardown";
+    case BarrierSite::Window:
+      return "window";
   }
   return "unknown";
 }

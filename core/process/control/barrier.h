@@ -31,6 +31,7 @@ enum class BarrierSite : uint32_t {
   CollectiveIn,
   CollectiveOut,
   Teardown,  // backends closing device communicators (every rank drained its work)
+  Window,    // a communicator agreeing on windows (Communicator::allocateWindow)
 };
 const char* barrierSiteName(uint32_t site);
 

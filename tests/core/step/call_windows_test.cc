@@ -90,6 +90,43 @@ TEST_CASE("a rank whose variable was reallocated alone makes every rank take a n
   CHECK(done.all_reduces == 4);
 }
 
+// asLocal swaps the master's storage out (its window is let go of on the master alone): the next
+// call takes a window free on every rank when there is one, so windows do not pile up.
+TEST_CASE("windows that leave the rotation are handed out again, not piled up", "[core]") {
+  ShmWindows on;
+  Kit kit(2);
+  Variable big = kit.model.variable("big");
+  Function f = kit.session.function(kit.model, "sum_in_update");
+  const auto before = ShmCommunicator::windowCounts();
+  float want = 0;
+  for (int cycle = 0; cycle < 8; ++cycle) {
+    f.asLocal({});  // the master's copy gets + 1 alone
+    f({});          // (master + 1) + (rank 1 + 2)
+    // The first call hands every rank the master's copy first (a plain variable's ranks take
+    // it at its first use), later ones keep rank 1's own.
+    want = cycle == 0 ? 5 : (want + 1 + 1) + (want + 2);
+    requireEverywhere(kit.session, big, want);
+  }
+  const auto done = since(before);
+  CHECK(done.all_reduces == 8);
+  CHECK(done.windows <= 5);  // 3 for the rotation, and at most a couple that reuse could not
+}
+
+// A rank whose plan fails (here rank 1's batch_s is out of range) offers not-ok in the window
+// exchange: no rank runs the function, and the call fails with that rank's error everywhere.
+TEST_CASE("a plan failing on one rank fails the call everywhere before anything runs", "[core]") {
+  ShmWindows on;
+  Kit kit(2);
+  Variable big = kit.model.variable("big");
+  // The function's first call: rank 0 has no output buffer yet, and must not offer one.
+  Function f = kit.session.function(kit.model, "sum_in_update", {.sliceable = {"big"}});
+  CHECK_THROWS_WITH(f({}, {.batch_s = {Selection::all(), Selection::range(0, kBig + 5)}}),
+                    Catch::Contains("rank 1"));
+  requireEverywhere(kit.session, big, 0);  // nothing ran, nothing changed
+  f({});
+  requireEverywhere(kit.session, big, 3);
+}
+
 TEST_CASE("a sliced call and a communicator without windows take no window", "[core]") {
   const auto before = ShmCommunicator::windowCounts();
   {

@@ -91,8 +91,9 @@ class Testkit {
         .input("who", DType::Int32, 0)
         .output("z", DType::Float32, 0);
     spec.function("noop").input("x", DType::Float32, 2).output("z", DType::Float32, 0);
-    // big <- the sum over the ranks of (big + rank + 1): an in-call all-reduce of the update.
-    spec.function("sum_in_update").read("big").update("big");
+    // big <- the sum over the ranks of (big + rank + 1): an in-call all-reduce of the update;
+    // `first`: the rank's big[0] before the sum.
+    spec.function("sum_in_update").read("big").update("big").output("first", DType::Float32, 0);
     spec.function("slow_on_rank")  // rank `who` works `ms` milliseconds (a straggler)
         .input("x", DType::Float32, 2)
         .input("who", DType::Int32, 0)
@@ -183,6 +184,7 @@ class Testkit {
       x += static_cast<float>(context_.rank() + 1);
     const sdk::Tensor update = call.update(0);
     store<float>(update, next);
+    emit<float>(call, 0, {}, {next.empty() ? 0.0f : next[0]});
     context_.allReduce(update.data(), next.size(), DType::Float32, sdk::ReduceOp::Sum);
   }
 

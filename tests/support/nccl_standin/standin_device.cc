@@ -53,7 +53,7 @@ void* StandinDevice::allocate(size_t bytes) {
 }
 
 void StandinDevice::release(void* pointer) noexcept {
-  if (pointer == nullptr || aborted_ || adopted(pointer)) return;
+  if (pointer == nullptr || aborted_ || releaseAdopted(pointer)) return;
   // Stream-ordered: work queued before may still read it. A stopped stream may still be
   // finishing an item that reads it: leaked then.
   (void)stream_->enqueue([pointer](const Stream&) { std::free(pointer); });

@@ -204,7 +204,7 @@ ncclResult_t memFree(void* pointer) {
 // non-blocking one would run it as a job. The stand-in records the window on the communicator
 // (collectives then count their window operations) and takes blocking communicators only: synk
 // registers on its blocking windows communicator.
-ncclResult_t commWindowRegister(ncclComm_t handle, void* buffer, size_t bytes, ncclWindow_t* window,
+ncclResult_t commWindowRegister(ncclComm_t handle, void* buffer, size_t bytes, void** window,
                                 int flags) {
   const std::shared_ptr<Comm> comm = findComm(handle);
   if (!comm) return unknownComm("ncclCommWindowRegister", handle);
@@ -222,7 +222,7 @@ ncclResult_t commWindowRegister(ncclComm_t handle, void* buffer, size_t bytes, n
   }
   comm->windows.emplace_back(reinterpret_cast<uintptr_t>(buffer), bytes);
   record(comm->world_rank).window_registrations.fetch_add(1);
-  *window = reinterpret_cast<ncclWindow_t>(comm->windows.size());
+  *window = reinterpret_cast<void*>(comm->windows.size());
   return ncclSuccess;
 }
 
