@@ -223,6 +223,39 @@ TEST_CASE(
   }
 }
 
+// The measurement switch SYNK_NCCL_WINDOWS=fast: the windows on the blocking child every
+// collective runs on (no third communicator), which is then aborted once at close.
+TEST_CASE("SYNK_NCCL_WINDOWS=fast registers the windows on the blocking child itself", "[coll]") {
+  const auto factory = standinFactory();
+  setenv("SYNK_NCCL_WINDOWS", "fast", 1);
+  const RankRun run = launchRanks(*factory, 2, [](RankContext& ctx) {
+    NcclCommunicator& nccl = ncclOf(ctx);
+    Waiter waiter = ctx.waiter("windows");
+    void* window = nccl.allocateWindow(4096, waiter);
+    if (window == nullptr || nccl.windowsComm() != nccl.comm()) {
+      throw std::runtime_error("the window is not on the blocking child");
+    }
+    ctx.device().adoptWindow(window);
+    AllReduceArgs in_window{window, 1024, DType::Float32, ReduceOp::Sum};
+    in_window.in_window = true;
+    nccl.allReduce(in_window, waiter);
+    ctx.device().synchronize(waiter);
+  });
+  unsetenv("SYNK_NCCL_WINDOWS");
+  INFO(run.describe());
+  REQUIRE(run.allOk());
+  requireNothingLeft(run, 2);
+  CHECK(standin::ledger().violations.load() == 0);
+  for (int r = 0; r < 2; ++r) {
+    const standin::RankRecord& l = standin::record(r);
+    CHECK(l.splits.load() == 1);
+    CHECK(l.window_registrations.load() == 1);
+    CHECK(l.window_ops.load() == 2);  // the window's first and the marked all-reduce
+    CHECK(l.aborts.load() == 1);      // the blocking child, once
+    CHECK(l.refused.load() == 0);
+  }
+}
+
 TEST_CASE("SYNK_NCCL_WINDOWS=0 and a single rank have no windows", "[coll]") {
   const auto factory = standinFactory();
   setenv("SYNK_NCCL_WINDOWS", "0", 1);

@@ -148,6 +148,10 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
     const char* windows = std::getenv("SYNK_NCCL_WINDOWS");
     const bool here = fast_ != nullptr && size() > 1 && version >= kWindowsNccl &&
                       !(windows != nullptr && std::strcmp(windows, "0") == 0);
+    // A measurement switch, not a setting: the windows on fast_ (every collective's
+    // communicator) as the 2026-11-27 probe had them, to tell what the third one costs. Unsafe
+    // where a variable's storage is a window on some ranks only (a rank reshaped alone).
+    windows_on_fast_ = windows != nullptr && std::strcmp(windows, "fast") == 0;
     windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
@@ -220,6 +224,7 @@ void* NcclCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
 }
 
 void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
+  if (windows_ == nullptr && windows_on_fast_) windows_ = fast_;
   if (windows_ == nullptr) {
     windows_ = splitBlockingChild("synk-windows", "the NCCL windows communicator", waiter);
     if (windows_ == nullptr) {
@@ -369,13 +374,15 @@ void NcclCommunicator::finalize() {
   // The blocking children are idle here now: aborting frees them without waiting for anyone.
   // An abort of the windows communicator left running may still be releasing their mappings:
   // the windows' memory is then left to the process exit.
+  const bool shared = windows_ != nullptr && windows_ == fast_;  // SYNK_NCCL_WINDOWS=fast
+  if (shared) windows_ = nullptr;
   bool windows_released = true;
   for (ncclComm_t* child : {&fast_, &windows_}) {
     if (*child == nullptr) continue;
     const ncclComm_t idle = *child;
     *child = nullptr;
     const bool done = abortWithin(nccl_, idle, kAbortBound);
-    if (child == &windows_) windows_released = done;
+    if (child == &windows_ || (shared && child == &fast_)) windows_released = done;
   }
   // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
   // may be freed, and abort() must not touch it.
@@ -393,7 +400,7 @@ void NcclCommunicator::abort() noexcept {
   aborted_ = true;
   gpu_.attachNccl(nullptr, nullptr);
   const ncclComm_t fast = fast_;
-  const ncclComm_t windows = windows_;
+  const ncclComm_t windows = windows_ != fast_ ? windows_ : nullptr;  // fast_ aborts once
   const ncclComm_t comm = comm_;
   fast_ = nullptr;
   windows_ = nullptr;

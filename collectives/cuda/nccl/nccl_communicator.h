@@ -151,6 +151,7 @@ class NcclCommunicator final : public Communicator {
   };
   std::vector<Window> windows_held_;  // numbered in allocation order, the same on every rank
   bool windows_allowed_ = false;
+  bool windows_on_fast_ = false;  // SYNK_NCCL_WINDOWS=fast: a measurement switch (the .cc)
   bool aborted_ = false;
   DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
 };
