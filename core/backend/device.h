@@ -58,6 +58,11 @@ class Device {
   // Adopted memory released since (nobody holds it): a window a later agreement may hand out
   // again (adoptWindow takes it back).
   const std::unordered_set<const void*>& freeWindows() const { return free_windows_; }
+  // The communicator freed every window it made: their addresses are ordinary memory again.
+  void forgetWindows() noexcept {
+    adopted_.clear();
+    free_windows_.clear();
+  }
 
   // Copies `bytes` bytes (asynchronously on CUDA: see Ordering). Host-side pointers may be any
   // host memory; registered memory is faster.

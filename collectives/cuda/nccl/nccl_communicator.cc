@@ -145,14 +145,22 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
     if (split_allowed) splitFastCommunicator(waiter);
     // Windows only where every rank can have them (the environment and the library may differ
     // by node), agreed now: the ranks of a call take its window exchange or none do.
-    const char* windows = std::getenv("SYNK_NCCL_WINDOWS");
+    // NCCL_WIN_ENABLE=0 and NCCL_CUMEM_ENABLE=0 leave NCCL without symmetric memory (its
+    // registration then answers success with no window): off here too, before anyone registers.
+    const auto set_to = [](const char* name, const char* value) {
+      const char* v = std::getenv(name);
+      return v != nullptr && std::strcmp(v, value) == 0;
+    };
     const bool here = fast_ != nullptr && size() > 1 && version >= kWindowsNccl &&
-                      !(windows != nullptr && std::strcmp(windows, "0") == 0);
+                      nccl_.commWindowRegister != nullptr && !set_to("SYNK_NCCL_WINDOWS", "0") &&
+                      !set_to("NCCL_WIN_ENABLE", "0") && !set_to("NCCL_CUMEM_ENABLE", "0");
+    windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
     // A measurement switch, not a setting: the windows on fast_ (every collective's
     // communicator) as the 2026-11-27 probe had them, to tell what the third one costs. Unsafe
-    // where a variable's storage is a window on some ranks only (a rank reshaped alone).
-    windows_on_fast_ = windows != nullptr && std::strcmp(windows, "fast") == 0;
-    windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
+    // where a variable's storage is a window on some ranks only (a rank reshaped alone). Agreed
+    // too: ranks that chose differently would split on one side and register on the other.
+    windows_on_fast_ =
+        group_.barrier().arrive(waiter, BarrierSite::Window, set_to("SYNK_NCCL_WINDOWS", "fast"));
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
@@ -249,10 +257,15 @@ void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
   void* window = nullptr;
   const ncclResult_t registered =
       nccl_.commWindowRegister(windows_, pointer, bytes, &window, NCCL_WIN_COLL_SYMMETRIC);
-  const bool all_registered =
-      group_.barrier().arrive(waiter, BarrierSite::Window, registered == ncclSuccess);
+  // Success with no window: NCCL has no symmetric memory here (it registers nothing).
+  const bool got = registered == ncclSuccess && window != nullptr;
+  // Bounded as the split is: a rank whose registration failed must not wait here for a step
+  // deadline that may never come (its peers may still sit inside NCCL's registration).
+  Waiter bounded(group_.control(), &group_, std::min(waiter.deadline(), Clock::now() + kSplitBound),
+                 waiter.what());
+  const bool all_registered = group_.barrier().arrive(bounded, BarrierSite::Window, got);
   if (!all_registered) {
-    if (registered == ncclSuccess) {
+    if (got) {
       // Registered here, not everywhere: the windows of the ranks no longer match.
       throw NcclError(str("rank ", rank(), ": another rank could not register a window"));
     }
@@ -260,10 +273,17 @@ void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
     bool none = true;  // registration failed on every rank: windows go off, alike
     for (int r = 0; r < size(); ++r)
       none = none && !group_.barrier().okOf(r);
-    if (!none) fail(windows_, registered, "ncclCommWindowRegister");
+    if (!none) {
+      if (registered == ncclSuccess) {
+        throw NcclError(str("rank ", rank(), ": ncclCommWindowRegister gave no window here"));
+      }
+      fail(windows_, registered, "ncclCommWindowRegister");
+    }
     windows_allowed_ = false;
-    logWarning("ncclCommWindowRegister failed on every rank (",
-               describeNccl(nccl_, registered, windows_), "): all-reduces run without windows");
+    logWarning("no rank got a window from ncclCommWindowRegister (here: ",
+               registered == ncclSuccess ? std::string("no symmetric memory")
+                                         : describeNccl(nccl_, registered, windows_),
+               "): all-reduces run without windows");
     return nullptr;
   }
   device_.adoptWindow(pointer);
@@ -289,6 +309,7 @@ int64_t NcclCommunicator::windowOf(const void* buffer, size_t bytes) const {
 }
 
 void NcclCommunicator::freeWindows() noexcept {
+  device_.forgetWindows();  // their addresses may come back from a later allocation
   for (const Window& w : windows_held_) {
     const ncclResult_t freed = nccl_.memFree(reinterpret_cast<void*>(w.begin));
     if (freed != ncclSuccess) {
