@@ -32,6 +32,12 @@ struct AllReduceArgs {
   // `buffer` (in place) lies in a window (Communicator::allocateWindow) at the same offset of
   // the same window on every rank: the communicator may use the window's symmetric kernels.
   bool in_window = false;
+  // The all-reduce is one of a call whose ranks agreed on windows (core/step/call_windows.cc),
+  // alike on every rank, and `buffer` lies either in_window or in no window on any rank. The
+  // communicator runs every all-reduce of such a call where the windows are, so that a step
+  // replayed as one CUDA graph meets one communicator: a second in the graph cost 0.17 ms of a
+  // 4.7 ms step (the mlp at batch 512, 2 x H200).
+  bool window_call = false;
 };
 
 struct ReduceArgs {

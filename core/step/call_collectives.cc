@@ -1,5 +1,7 @@
 #include "synk/core/step/call_collectives.h"
 
+#include <cstddef>
+
 #include "synk/core/communicator.h"
 #include "synk/core/device.h"
 #include "synk/core/error.h"
@@ -18,7 +20,21 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
   args.count = count;
   args.dtype = dtype;
   args.op = op;
-  args.in_window = windows_ != nullptr && inWindow(buffer, count * dtypeSize(dtype));
+  const size_t bytes = count * dtypeSize(dtype);
+  if (windows_ != nullptr) {
+    args.window_call = true;
+    args.in_window = inWindow(buffer, bytes);
+    // Every rank's buffer must lie in the same agreed window or in none: NCCL picks its kernels
+    // from each rank's own registrations, so a window here and none on a peer would leave the
+    // two in different kernels. The buffers a model writes (its updates, outputs and own
+    // memory) are kept out of other windows by the agreement; a read (const) is never reduced.
+    const auto* last = static_cast<const std::byte*>(buffer) + (bytes == 0 ? 0 : bytes - 1);
+    Communicator& comm = *rank_.default_communicator;
+    if (!args.in_window && (comm.windowOf(buffer, 1) >= 0 || comm.windowOf(last, 1) >= 0)) {
+      throw InternalError(str("a model's all_reduce of ", bytes,
+                              " bytes lies in a window its call did not agree on"));
+    }
+  }
   rank_.default_communicator->allReduce(args, *waiter_);  // host-staged where ranks share a GPU
 }
 

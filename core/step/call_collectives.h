@@ -26,8 +26,10 @@ struct WindowSpan {
 class InCallCollectives final : public CallCollectives {
  public:
   explicit InCallCollectives(const RankResources& rank) : rank_(rank) {}
-  // The running call's window update buffers (null: none): an all-reduce wholly inside one runs
-  // in the window (AllReduceArgs::in_window), every other on the communicator's ordinary path.
+  // The running call's window update buffers (null: the call has none). In a call with windows
+  // every all-reduce runs where they are (AllReduceArgs::window_call), those wholly inside one
+  // in its window (in_window); a buffer in any other window is refused (the agreement keeps the
+  // buffers a model may write out of windows it did not agree on).
   void setWindows(const std::vector<WindowSpan>* windows) { windows_ = windows; }
   void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) override;
   void allGather(const void* send, void* recv, size_t count, DType dtype) override;

@@ -223,37 +223,68 @@ TEST_CASE(
   }
 }
 
-// The measurement switch SYNK_NCCL_WINDOWS=fast: the windows on the blocking child every
-// collective runs on (no third communicator), which is then aborted once at close.
-TEST_CASE("SYNK_NCCL_WINDOWS=fast registers the windows on the blocking child itself", "[coll]") {
+// A call that agreed on windows runs all its all-reduces on the windows communicator
+// (AllReduceArgs::window_call), those of buffers in no window with NCCL's ordinary kernels, so a
+// step's CUDA graph meets one communicator.
+TEST_CASE("a window call's all-reduce of a buffer in no window runs on the windows communicator",
+          "[coll]") {
   const auto factory = standinFactory();
-  setenv("SYNK_NCCL_WINDOWS", "fast", 1);
   const RankRun run = launchRanks(*factory, 2, [](RankContext& ctx) {
     NcclCommunicator& nccl = ncclOf(ctx);
+    Device& device = ctx.device();
     Waiter waiter = ctx.waiter("windows");
     void* window = nccl.allocateWindow(4096, waiter);
-    if (window == nullptr || nccl.windowsComm() != nccl.comm()) {
-      throw std::runtime_error("the window is not on the blocking child");
+    if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
+    device.adoptWindow(window);
+    auto* plain = static_cast<float*>(device.allocate(16 * sizeof(float)));
+    const std::vector<float> mine(16, static_cast<float>(ctx.rank() + 1));
+    device.copy(plain, mine.data(), 16 * sizeof(float), CopyKind::HostToDevice);
+    AllReduceArgs in_call{plain, 16, DType::Float32, ReduceOp::Sum};
+    in_call.window_call = true;
+    nccl.allReduce(in_call, waiter);
+    std::vector<float> got(16);
+    device.copy(got.data(), plain, 16 * sizeof(float), CopyKind::DeviceToHost);
+    device.synchronize(waiter);
+    if (got.front() != 3 || got.back() != 3) {
+      throw std::runtime_error(str("the sum is ", got.front(), ", want 3"));
     }
-    ctx.device().adoptWindow(window);
-    AllReduceArgs in_window{window, 1024, DType::Float32, ReduceOp::Sum};
-    in_window.in_window = true;
-    nccl.allReduce(in_window, waiter);
-    ctx.device().synchronize(waiter);
+    device.release(plain);
   });
-  unsetenv("SYNK_NCCL_WINDOWS");
   INFO(run.describe());
   REQUIRE(run.allOk());
   requireNothingLeft(run, 2);
+  INFO(ledgerReport(2));
   CHECK(standin::ledger().violations.load() == 0);
   for (int r = 0; r < 2; ++r) {
     const standin::RankRecord& l = standin::record(r);
-    CHECK(l.splits.load() == 1);
-    CHECK(l.window_registrations.load() == 1);
-    CHECK(l.window_ops.load() == 2);  // the window's first and the marked all-reduce
-    CHECK(l.aborts.load() == 1);      // the blocking child, once
-    CHECK(l.refused.load() == 0);
+    CHECK(l.window_ops.load() == 1);           // the window's first only
+    CHECK(l.ops_on_window_comms.load() == 2);  // that, and the plain buffer's
   }
+}
+
+// What the runtime's agreement prevents, as NCCL would meet it: one rank's buffer in a window,
+// its peer's in none, in one all-reduce. The stand-in records it as a violation (NCCL would hang
+// or corrupt), naming both placements.
+TEST_CASE("an all-reduce whose buffer is in a window on one rank only is a violation", "[coll]") {
+  const auto factory = standinFactory();
+  const RankRun run = launchRanks(*factory, 2, [](RankContext& ctx) {
+    NcclCommunicator& nccl = ncclOf(ctx);
+    Device& device = ctx.device();
+    Waiter waiter = ctx.waiter("windows");
+    void* window = nccl.allocateWindow(4096, waiter);
+    if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
+    device.adoptWindow(window);
+    void* plain = device.allocate(4096);
+    AllReduceArgs args{ctx.rank() == 0 ? window : plain, 16, DType::Float32, ReduceOp::Sum};
+    args.window_call = true;
+    nccl.allReduce(args, waiter);
+    device.synchronize(waiter);
+    device.release(plain);
+  });
+  INFO(run.describe());
+  CHECK_THAT(standin::violationLog(), Catch::Matchers::Contains("in window 0 at offset 0") &&
+                                          Catch::Matchers::Contains("in no window"));
+  CHECK(standin::ledger().violations.load() >= 1);
 }
 
 TEST_CASE("SYNK_NCCL_WINDOWS=0 and a single rank have no windows", "[coll]") {

@@ -155,12 +155,6 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
                       nccl_.commWindowRegister != nullptr && !set_to("SYNK_NCCL_WINDOWS", "0") &&
                       !set_to("NCCL_WIN_ENABLE", "0") && !set_to("NCCL_CUMEM_ENABLE", "0");
     windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
-    // A measurement switch, not a setting: the windows on fast_ (every collective's
-    // communicator) as the 2026-11-27 probe had them, to tell what the third one costs. Unsafe
-    // where a variable's storage is a window on some ranks only (a rank reshaped alone). Agreed
-    // too: ranks that chose differently would split on one side and register on the other.
-    windows_on_fast_ =
-        group_.barrier().arrive(waiter, BarrierSite::Window, set_to("SYNK_NCCL_WINDOWS", "fast"));
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
@@ -232,7 +226,6 @@ void* NcclCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
 }
 
 void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
-  if (windows_ == nullptr && windows_on_fast_) windows_ = fast_;
   if (windows_ == nullptr) {
     windows_ = splitBlockingChild("synk-windows", "the NCCL windows communicator", waiter);
     if (windows_ == nullptr) {
@@ -395,15 +388,13 @@ void NcclCommunicator::finalize() {
   // The blocking children are idle here now: aborting frees them without waiting for anyone.
   // An abort of the windows communicator left running may still be releasing their mappings:
   // the windows' memory is then left to the process exit.
-  const bool shared = windows_ != nullptr && windows_ == fast_;  // SYNK_NCCL_WINDOWS=fast
-  if (shared) windows_ = nullptr;
   bool windows_released = true;
   for (ncclComm_t* child : {&fast_, &windows_}) {
     if (*child == nullptr) continue;
     const ncclComm_t idle = *child;
     *child = nullptr;
     const bool done = abortWithin(nccl_, idle, kAbortBound);
-    if (child == &windows_ || (shared && child == &fast_)) windows_released = done;
+    if (child == &windows_) windows_released = done;
   }
   // State is ncclSuccess: does not block. Forgotten first: after a failed destroy the handle
   // may be freed, and abort() must not touch it.
@@ -421,7 +412,7 @@ void NcclCommunicator::abort() noexcept {
   aborted_ = true;
   gpu_.attachNccl(nullptr, nullptr);
   const ncclComm_t fast = fast_;
-  const ncclComm_t windows = windows_ != fast_ ? windows_ : nullptr;  // fast_ aborts once
+  const ncclComm_t windows = windows_;
   const ncclComm_t comm = comm_;
   fast_ = nullptr;
   windows_ = nullptr;
@@ -530,10 +521,12 @@ void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   bool scale_after = false;
   const ncclRedOp_t op = reductionFor(args.op, scale_after);
   const void* send = args.send != nullptr ? args.send : args.buffer;
-  // In a window (agreed by the caller on every rank): the windows communicator, where NCCL may
-  // take its symmetric kernels; everything else on comm(), where nothing is registered.
-  const ncclComm_t on =
-      args.in_window && windows_ != nullptr && send == args.buffer ? windows_ : comm();
+  // A call that agreed on windows (every rank alike): all its all-reduces on the windows
+  // communicator, where NCCL takes its symmetric kernels for those in a window (agreed by the
+  // caller on every rank) and its ordinary ones for the rest (in no window on any rank);
+  // everything else on comm(), where nothing is registered.
+  const bool windowed = args.window_call || args.in_window;
+  const ncclComm_t on = windowed && windows_ != nullptr && send == args.buffer ? windows_ : comm();
   complete(
       on,
       nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, on, gpu_.stream()),

@@ -36,9 +36,10 @@
 // Windows (Communicator::allocateWindow, NCCL 2.27 symmetric memory): ncclMemAlloc'd memory
 // registered with ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC) on a third communicator,
 // `windows_`, a blocking child split off the parent at the first window, which runs only the
-// all-reduces the caller marks in_window. Every other collective stays on fast_, where nothing is
-// registered, so no rank ever mixes symmetric and ordinary kernels in one collective (a
-// variable's storage may hold a window on some ranks only). Registration is collective and waits
+// all-reduces of calls that agreed on windows (AllReduceArgs::window_call: there every buffer lies
+// in an agreed window or in none, on every rank). Every other collective stays on fast_, where
+// nothing is registered, so no rank ever mixes symmetric and ordinary kernels in one collective
+// (a variable's storage may hold a window on some ranks only). Registration is collective and waits
 // for every rank inside NCCL (a blocking communicator): allocateWindow first has every rank
 // allocate and agree through the barrier, then registers, so every rank reaches the
 // registration. Windows are freed after close's finalize; an aborted communicator leaves them to
@@ -151,7 +152,6 @@ class NcclCommunicator final : public Communicator {
   };
   std::vector<Window> windows_held_;  // numbered in allocation order, the same on every rank
   bool windows_allowed_ = false;
-  bool windows_on_fast_ = false;  // SYNK_NCCL_WINDOWS=fast: a measurement switch (the .cc)
   bool aborted_ = false;
   DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
 };

@@ -90,6 +90,32 @@ TEST_CASE("a rank whose variable was reallocated alone makes every rank take a n
   CHECK(done.all_reduces == 4);
 }
 
+// Two updates, one with a window and one without (rank 1's big2 differs in size). The call's
+// all-reduces all run on the windows' communicator, so big2's buffer must leave the window the
+// rotation had put it in: it would lie in a window on rank 0 alone (InCallCollectives refuses
+// such a buffer; NCCL would run symmetric kernels on one rank and ordinary ones on the other).
+TEST_CASE("an update that gets no window in a call with windows leaves the one it was in",
+          "[core]") {
+  ShmWindows on;
+  Kit kit(2);
+  Variable big = kit.model.variable("big"), big2 = kit.model.variable("big2");
+  Function f = kit.session.function(kit.model, "sum_pair_in_update");
+  for (int call = 0; call < 4; ++call)  // every buffer of both rotations is a window by now
+    f({});
+  const float x = expected(2, 4);
+  requireEverywhere(kit.session, big, x);
+  const Array larger = Array::of<float>({kBig + 1}, std::vector<float>(kBig + 1, x));
+  kit.session.setValue(1, {big2}, {larger.view()});
+  const auto before = ShmCommunicator::windowCounts();
+  f({});
+  requireEverywhere(kit.session, big, 2 * x + 3);
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r);
+    CHECK(kit.session.getValue(r, {big2}).at(0).toVector<float>().front() == 2 * x + 3);
+  }
+  CHECK(since(before).all_reduces == 1);  // big's, in its window; big2's head in none
+}
+
 // asLocal swaps the master's storage out (its window is let go of on the master alone): the next
 // call takes a window free on every rank when there is one, so windows do not pile up.
 TEST_CASE("windows that leave the rotation are handed out again, not piled up", "[core]") {

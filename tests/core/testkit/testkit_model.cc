@@ -38,6 +38,7 @@ class Testkit {
       spec.variable(name, dtype, {4});
     // Over a MiB (core/step/call_windows.cc's threshold), and not a power of two.
     spec.variable("big", DType::Float32, {kBigElements});
+    spec.variable("big2", DType::Float32, {kBigElements});
 
     spec.function("mean_dot")
         .input("x", DType::Float32, 2)
@@ -94,6 +95,14 @@ class Testkit {
     // big <- the sum over the ranks of (big + rank + 1): an in-call all-reduce of the update;
     // `first`: the rank's big[0] before the sum.
     spec.function("sum_in_update").read("big").update("big").output("first", DType::Float32, 0);
+    // Two updates in one call: big as sum_in_update, big2 over its first kHeadElements only (the
+    // rest: big2 + rank + 1), so the ranks' all-reduces match where their big2 differs in size.
+    spec.function("sum_pair_in_update")
+        .read("big")
+        .read("big2")
+        .update("big")
+        .update("big2")
+        .output("first", DType::Float32, 0);
     spec.function("slow_on_rank")  // rank `who` works `ms` milliseconds (a straggler)
         .input("x", DType::Float32, 2)
         .input("who", DType::Int32, 0)
@@ -153,7 +162,11 @@ class Testkit {
       return testkit::zero(context_, z.data(), z.bytes());
     }
     if (name == "fill_ranked") return fillRanked(call);
-    if (name == "sum_in_update") return sumInUpdate(call);
+    if (name == "sum_in_update") return sumInUpdate(call, 0, -1);
+    if (name == "sum_pair_in_update") {
+      sumInUpdate(call, 1, kHeadElements);
+      return sumInUpdate(call, 0, -1);
+    }
     if (name == "rank_shaped") {
       return emit<float>(call, 0, {context_.rank() + 1},
                          std::vector<float>(context_.rank() + 1, 1));
@@ -176,16 +189,19 @@ class Testkit {
 
  public:
   static constexpr int64_t kBigElements = (int64_t{1} << 18) + 64;
+  static constexpr int64_t kHeadElements = 1024;
 
  private:
-  void sumInUpdate(sdk::Call& call) {
-    std::vector<float> next = fetch<float>(call.read(0));
+  // Read and update `index`; all-reduces the first `head` elements (< 0: all of them).
+  void sumInUpdate(sdk::Call& call, int index, int64_t head) {
+    std::vector<float> next = fetch<float>(call.read(index));
     for (float& x : next)
       x += static_cast<float>(context_.rank() + 1);
-    const sdk::Tensor update = call.update(0);
+    const sdk::Tensor update = call.update(index);
     store<float>(update, next);
-    emit<float>(call, 0, {}, {next.empty() ? 0.0f : next[0]});
-    context_.allReduce(update.data(), next.size(), DType::Float32, sdk::ReduceOp::Sum);
+    if (index == 0) emit<float>(call, 0, {}, {next.empty() ? 0.0f : next[0]});
+    const size_t count = head < 0 ? next.size() : std::min(next.size(), static_cast<size_t>(head));
+    context_.allReduce(update.data(), count, DType::Float32, sdk::ReduceOp::Sum);
   }
 
   static std::vector<std::pair<std::string, DType>> typedVariables() {

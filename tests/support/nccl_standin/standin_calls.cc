@@ -288,9 +288,18 @@ ncclResult_t issue(OpKind kind, const char* call, const void* send, void* recv, 
     return refuse(ncclInvalidArgument, str(call, ": root/peer ", peer, " of ", comm->size));
   }
   if (!Stream::find(stream)) return refuse(ncclInvalidArgument, str(call, ": invalid stream"));
-  if (!comm->windows.empty() && recv != nullptr &&
-      comm->inWindow(recv, count * dtypeSize(op.dtype))) {
-    record(comm->world_rank).window_ops.fetch_add(1);
+  if (!comm->windows.empty()) {
+    record(comm->world_rank).ops_on_window_comms.fetch_add(1);
+    const size_t part = count * dtypeSize(op.dtype);
+    const size_t received = kind == OpKind::AllGather ? part * comm->size : part;
+    uint64_t send_offset = 0;
+    const bool symmetric_kind = kind == OpKind::AllReduce || kind == OpKind::AllGather;
+    if (recv != nullptr && comm->inWindow(recv, received)) {
+      record(comm->world_rank).window_ops.fetch_add(1);
+      if (symmetric_kind && send != nullptr && comm->windowAt(send, part, &send_offset) >= 0) {
+        op.window = comm->windowAt(recv, received, &op.window_offset);
+      }
+    }
   }
   const int index = g_collective_calls.fetch_add(1);
   const Faults& f = faults();

@@ -20,11 +20,20 @@ char g_last_error[1024] = "";
 }  // namespace
 
 bool Comm::inWindow(const void* pointer, size_t bytes) const {
+  uint64_t offset = 0;
+  return windowAt(pointer, bytes, &offset) >= 0;
+}
+
+int32_t Comm::windowAt(const void* pointer, size_t bytes, uint64_t* offset) const {
   const auto at = reinterpret_cast<uintptr_t>(pointer);
-  for (const auto& [begin, size] : windows) {
-    if (at >= begin && at + bytes <= begin + size) return true;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const auto& [begin, size] = windows[i];
+    if (at >= begin && at + bytes <= begin + size) {
+      *offset = at - begin;
+      return static_cast<int32_t>(i);
+    }
   }
-  return false;
+  return -1;
 }
 
 Comm::~Comm() {

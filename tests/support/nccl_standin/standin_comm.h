@@ -76,6 +76,9 @@ class Comm {
   std::vector<std::pair<uintptr_t, size_t>> windows;
   // Whether [pointer, pointer + bytes) lies in one of `windows`.
   bool inWindow(const void* pointer, size_t bytes) const;
+  // The index in `windows` of the one that holds [pointer, pointer + bytes), and the offset
+  // there; -1 if none.
+  int32_t windowAt(const void* pointer, size_t bytes, uint64_t* offset) const;
 
  private:
   void joinFinished();

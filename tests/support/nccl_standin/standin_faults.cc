@@ -26,7 +26,7 @@ void reset(Ledger& l, const Faults& f) {
     for (auto* counter : {&r.inits, &r.splits, &r.finalizes, &r.destroys, &r.aborts,
                           &r.split_returned_while_running, &r.finalize_in_progress, &r.refused,
                           &r.jobs_stopped_by_abort, &r.ops_stopped_by_abort,
-                          &r.window_registrations, &r.window_ops}) {
+                          &r.window_registrations, &r.window_ops, &r.ops_on_window_comms}) {
       counter->store(0);
     }
     r.live_threads_at_exit.store(-1);

@@ -63,9 +63,10 @@ struct RankRecord {
   std::atomic<int32_t> refused;  // "Attempt to use communicator before the previous operation..."
   std::atomic<int32_t> jobs_stopped_by_abort;
   std::atomic<int32_t> ops_stopped_by_abort;
-  // ncclCommWindowRegister calls, and collectives whose buffers lie in a window registered on
-  // the communicator they were issued on (NCCL would take its symmetric kernels there).
-  std::atomic<int32_t> window_registrations, window_ops;
+  // ncclCommWindowRegister calls, collectives whose buffers lie in a window registered on the
+  // communicator they were issued on (NCCL would take its symmetric kernels there), and
+  // collectives issued on a communicator that holds windows (in one or not).
+  std::atomic<int32_t> window_registrations, window_ops, ops_on_window_comms;
   // Written when the rank's stand-in backend is gone: stand-in threads (jobs, stream workers) and
   // communicators still alive then; -1 before.
   std::atomic<int32_t> live_threads_at_exit, live_comms_at_exit;

@@ -5,12 +5,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "synk/core/error.h"
 #include "synk/core/host_kernels.h"
 
 namespace synk::standin {
 namespace {
+
+std::string windowPlace(const OpDesc& desc) {
+  if (desc.window < 0) return "in no window (ordinary kernels)";
+  return str("in window ", desc.window, " at offset ", desc.window_offset, " (symmetric kernels)");
+}
 
 const char* kindName(OpKind kind) {
   switch (kind) {
@@ -99,8 +105,13 @@ void runCollective(Op& op, Run& run) {
   const size_t per_step = kSlotBytes / elem;
   const auto* send = static_cast<const std::byte*>(op.send);
   auto* recv = static_cast<std::byte*>(op.recv);
-  const OpDesc desc{static_cast<uint32_t>(op.kind), static_cast<uint32_t>(op.type),
-                    static_cast<uint32_t>(op.redop), op.peer, op.count};
+  const OpDesc desc{static_cast<uint32_t>(op.kind),
+                    static_cast<uint32_t>(op.type),
+                    static_cast<uint32_t>(op.redop),
+                    op.peer,
+                    op.count,
+                    op.window,
+                    op.window_offset};
   const bool writes = op.kind != OpKind::Broadcast || c.rank == op.peer;
   std::vector<std::byte> reduced;
   for (size_t off = 0; off < op.count; off += per_step) {
@@ -122,6 +133,16 @@ void runCollective(Op& op, Run& run) {
     for (int p = 0; p < c.size; ++p) {
       const OpDesc& theirs = ctx.lines[p].desc;
       if (theirs == desc) continue;
+      if (theirs.window != desc.window || theirs.window_offset != desc.window_offset) {
+        // NCCL decides from each rank's own registrations: symmetric kernels on one side and
+        // ordinary ones (or another window) on the other never meet.
+        recordViolation(str("rank ", c.rank, "'s ", kindName(op.kind), " has its buffers ",
+                            windowPlace(desc), " while rank ", p, "'s has them ",
+                            windowPlace(theirs), ": NCCL would run different kernels"));
+        setLastError("nccl-standin: ranks' buffers lie in different windows");
+        c.setAsyncError(ncclInvalidUsage);
+        return;
+      }
       recordViolation(str("rank ", c.rank, " called ", kindName(op.kind), " (count ", op.count,
                           ", type ", op.type, ", root ", op.peer, ") while rank ", p, " called ",
                           kindName(static_cast<OpKind>(theirs.kind)), " (count ", theirs.count,

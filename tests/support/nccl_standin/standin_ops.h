@@ -35,6 +35,11 @@ struct Op {
   ncclDataType_t type = ncclFloat32;
   ncclRedOp_t redop = ncclSum;
   int peer = 0;  // the root of a rooted collective, the peer of send/recv
+  // Where NCCL 2.28 would take a symmetric kernel (an all-reduce or all-gather whose send and
+  // receive buffers both lie in windows of its communicator): the receive buffer's window (its
+  // registration index) and offset; -1 otherwise. Every rank must agree (a violation if not).
+  int32_t window = -1;
+  uint64_t window_offset = 0;
   // Faults (standin_faults.h) that hit this operation on this rank.
   bool fail = false;
   bool absent = false;

@@ -36,6 +36,8 @@ struct OpDesc {
   uint32_t redop;
   int32_t root;
   uint64_t count;
+  int32_t window;  // Op::window
+  uint64_t window_offset;
   bool operator==(const OpDesc&) const = default;
 };
 
