@@ -94,6 +94,10 @@ struct RankStepTimes {
   int64_t collective_ns = 0;   // a collective step's collective
   int64_t end_ns = 0;          // waiting for every rank at the step's end
   int64_t step_ns = 0;         // the step's handler, whole (start and end waits excluded)
+  // Not a time: the all-reduces the model issued in the step in a window (the update buffers
+  // the ranks agreed on, where NCCL runs its symmetric kernels; 0 where the backend has no
+  // windows, and in a step the model replays from a captured CUDA graph, which issues none).
+  int64_t window_all_reduces = 0;
 };
 
 struct DataOptions {

@@ -5,6 +5,7 @@
 #include "synk/core/communicator.h"
 #include "synk/core/device.h"
 #include "synk/core/error.h"
+#include "synk/core/phase_clock.h"
 #include "synk/core/session/rank_resources.h"
 
 namespace synk::detail {
@@ -34,6 +35,7 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
       throw InternalError(str("a model's all_reduce of ", bytes,
                               " bytes lies in a window its call did not agree on"));
     }
+    if (args.in_window && stepTimesOn()) ++currentStepTimes().window_all_reduces;
   }
   rank_.default_communicator->allReduce(args, *waiter_);  // host-staged where ranks share a GPU
 }

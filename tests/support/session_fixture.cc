@@ -29,6 +29,12 @@ bool sharesDevices(int n_ranks) {
   return factory != nullptr && factory->bindsDevices() && factory->deviceCount() < n_ranks;
 }
 
+bool windowsExpected(int n_ranks) {
+  const char* expect = std::getenv("SYNK_TEST_EXPECT_WINDOWS");
+  return testBackend() == "cuda" && n_ranks > 1 && !sharesDevices(n_ranks) && expect != nullptr &&
+         std::string(expect) == "1";
+}
+
 int ranksForEveryDevice(int minimum) {
   BackendRegistry registry = makeDefaultRegistry();
   BackendFactory* factory = registry.find(testBackend());

@@ -12,6 +12,12 @@ std::string testBackend();
 // Whether forkForTest(n_ranks) makes ranks share devices (so NCCL is not available there).
 bool sharesDevices(int n_ranks);
 
+// Whether a call's window all-reduces (RankStepTimes::window_all_reduces) must run here on
+// n_ranks: on the cuda backend, one GPU per rank, with SYNK_TEST_EXPECT_WINDOWS=1 (which
+// scripts/gpu-check sets where NVLink joins the GPUs: NCCL has symmetric memory there). False
+// elsewhere, where windows may or may not come (PCIe GPUs, an NCCL before 2.27).
+bool windowsExpected(int n_ranks);
+
 // One rank per visible device of the test backend, at least `minimum` (on backends that bind no
 // devices, `minimum`): tests that must hold on every GPU of the machine, e.g. a fault mid-NCCL.
 int ranksForEveryDevice(int minimum);

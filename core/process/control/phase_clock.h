@@ -26,10 +26,12 @@ enum class Phase : int {
 };
 
 // One step's phases on one rank, in nanoseconds; device_ns: the span of the call's plugin work on
-// the device (-1: none measured, as on the host device).
+// the device (-1: none measured, as on the host device); window_all_reduces: the call's
+// all-reduces that ran in a window (core/step/call_windows.cc).
 struct StepTimes {
   std::array<int64_t, static_cast<size_t>(Phase::kCount)> ns{};
   int64_t device_ns = -1;
+  int64_t window_all_reduces = 0;
 };
 
 namespace phase_detail {

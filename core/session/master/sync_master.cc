@@ -40,6 +40,7 @@ std::vector<RankStepTimes> SyncMaster::lastStepTimes() {
     t.collective_ns = at(Phase::Collective);
     t.end_ns = at(Phase::StepEnd);
     t.step_ns = at(Phase::Handler);
+    t.window_all_reduces = times[r].window_all_reduces;
     out.push_back(t);
   }
   return out;

@@ -581,15 +581,22 @@ TEST_CASE("an output with op none is the master's own value, even from zero rows
 
 // An update of over a MiB all-reduced inside the call (the testkit's sum_in_update): on NCCL
 // ranks the update buffer is a window (core/step/call_windows.cc) from the first call, and after
-// three the whole rotation is; each call's sum must still be exact on every rank.
+// three the whole rotation is; each call's sum must still be exact on every rank. Step times
+// say whether the all-reduce ran in the window: on every rank where windows are expected, on
+// none on cpu ranks (their test mode is off here).
 TEST_CASE("a large update all-reduced inside the call is the same sum on every rank", "[core]") {
   const int ranks = 2;
-  Kit kit(ranks);
+  Kit kit(ranks, {.step_times = true});
   Variable big = kit.model.variable("big");
   Function f = kit.session.function(kit.model, "sum_in_update");
   float want = 0;
   for (int call = 0; call < 5; ++call) {
     f({});
+    for (const RankStepTimes& t : kit.session.lastStepTimes()) {
+      INFO("call " << call << ", rank " << t.rank);
+      if (test::windowsExpected(ranks)) CHECK(t.window_all_reduces == 1);
+      if (test::testBackend() == "cpu") CHECK(t.window_all_reduces == 0);
+    }
     want = ranks * want + 3;  // each rank added rank + 1, then the sum
     for (int r = 0; r < ranks; ++r) {
       INFO("call " << call << ", rank " << r);

@@ -32,6 +32,14 @@ float expected(int n, int calls) {
   return x;
 }
 
+// Every rank's window all-reduces in the last step (ForkOptions::step_times).
+std::vector<int64_t> windowAllReduces(Session& session) {
+  std::vector<int64_t> counts;
+  for (const RankStepTimes& t : session.lastStepTimes())
+    counts.push_back(t.window_all_reduces);
+  return counts;
+}
+
 void requireEverywhere(Session& session, const Variable& big, float value) {
   for (int r = 0; r < session.size(); ++r) {
     INFO("rank " << r);
@@ -47,12 +55,14 @@ TEST_CASE("an unsliced call's large update is all-reduced in a window, three for
   const int n = GENERATE(2, 3);
   INFO(n << " ranks");
   ShmWindows on;
-  Kit kit(n);
+  Kit kit(n, {.step_times = true});
   Variable big = kit.model.variable("big");
   Function f = kit.session.function(kit.model, "sum_in_update");
   const auto before = ShmCommunicator::windowCounts();
   for (int call = 1; call <= 5; ++call) {
     f({});
+    // Every rank's step times count its all-reduce in the window.
+    CHECK(windowAllReduces(kit.session) == std::vector<int64_t>(static_cast<size_t>(n), 1));
     requireEverywhere(kit.session, big, expected(n, call));
   }
   // The update buffer, the accumulator and the storage rotate: the first three calls each take
@@ -163,10 +173,11 @@ TEST_CASE("a sliced call and a communicator without windows take no window", "[c
     f({}, {.num_slices = 2});
     requireEverywhere(kit.session, kit.model.variable("big"), 3);
   }
-  Kit plain(2);  // SYNK_SHM_WINDOWS unset
+  Kit plain(2, {.step_times = true});  // SYNK_SHM_WINDOWS unset
   Function g = plain.session.function(plain.model, "sum_in_update");
   g({});
   g({});
+  CHECK(windowAllReduces(plain.session) == std::vector<int64_t>{0, 0});
   requireEverywhere(plain.session, plain.model.variable("big"), 9);
   CHECK(since(before).windows == 0);
   CHECK(since(before).all_reduces == 0);
