@@ -6,6 +6,7 @@
 #include "synk/core/device.h"
 #include "synk/core/error.h"
 #include "synk/core/phase_clock.h"
+#include "synk/core/process_group.h"
 #include "synk/core/session/rank_resources.h"
 
 namespace synk::detail {
@@ -32,8 +33,12 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
     const auto* last = static_cast<const std::byte*>(buffer) + (bytes == 0 ? 0 : bytes - 1);
     Communicator& comm = *rank_.default_communicator;
     if (!args.in_window && (comm.windowOf(buffer, 1) >= 0 || comm.windowOf(last, 1) >= 0)) {
-      throw InternalError(str("a model's all_reduce of ", bytes,
-                              " bytes lies in a window its call did not agree on"));
+      // Fatal, not this call's error alone: the peers may already be inside this all-reduce,
+      // where only the step's deadline would free them.
+      const std::string why = str("rank ", rank_.rank, ": a model's all_reduce of ", bytes,
+                                  " bytes lies in a window its call did not agree on");
+      abortSession(rank_.group->control(), AbortReason::Fatal, rank_.rank, why);
+      throw InternalError(why);
     }
     if (args.in_window && stepTimesOn()) ++currentStepTimes().window_all_reduces;
   }

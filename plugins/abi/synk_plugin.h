@@ -220,11 +220,14 @@ typedef struct synk_host_services {
    * call only, from the calling thread. Every rank must make the same sequence of these calls
    * (count, dtype, op) within a call, a rank whose share of the batch is empty included, or the
    * ranks diverge: on the host device the runtime then aborts the session at once, on CUDA the
-   * step's deadline ends it. Host device: done when it returns. CUDA: enqueued (NCCL) on
-   * synk_device_info.stream and not waited for: the plugin orders the stream after the work that
-   * wrote `buffer` (an event) and the work that reads the result after the stream, so other
-   * streams of the plugin keep computing meanwhile. Returns SYNK_OK, or an error code the plugin
-   * returns from call: the host then reports its own reason (a peer failed, a timeout). */
+   * step's deadline ends it. The same buffer too, where it is one of the call's updates: the
+   * same update at the same offset on every rank (its window, NCCL's symmetric memory, is
+   * shared by place), and a read (const) is never reduced. Host device: done when it returns. CUDA:
+   * enqueued (NCCL) on synk_device_info.stream and not waited for: the plugin orders the stream
+   * after the work that wrote `buffer` (an event) and the work that reads the result after the
+   * stream, so other streams of the plugin keep computing meanwhile. Returns SYNK_OK, or an error
+   * code the plugin returns from call: the host then reports its own reason (a peer failed, a
+   * timeout). */
   synk_status (*all_reduce)(void* host, void* buffer, uint64_t count, int32_t dtype, int32_t op);
   /* ABI 1.4 (check SYNK_STRUCT_HAS): every rank's `count` elements of `dtype` at `send`,
    * concatenated in rank order into `recv` (n_ranks x count elements; recv must not overlap

@@ -155,6 +155,12 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
                       nccl_.commWindowRegister != nullptr && !set_to("SYNK_NCCL_WINDOWS", "0") &&
                       !set_to("NCCL_WIN_ENABLE", "0") && !set_to("NCCL_CUMEM_ENABLE", "0");
     windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
+    const char* asked = std::getenv("SYNK_NCCL_WINDOWS");
+    if (asked != nullptr && !set_to("SYNK_NCCL_WINDOWS", "0") &&
+        !set_to("SYNK_NCCL_WINDOWS", "1")) {
+      logWarning("SYNK_NCCL_WINDOWS=", asked,
+                 " is neither 0 nor 1: read as 1 (windows where possible)");
+    }
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
@@ -233,6 +239,14 @@ void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
       logWarning("all-reduces run without symmetric windows");
       return nullptr;
     }
+    // Its first collective now, outside any graph capture, on memory in no window: a window
+    // call's other all-reduces run here with NCCL's ordinary kernels (each new window gets its
+    // own first below, for the symmetric ones).
+    gather_scratch_.reserve(device_, sizeof(float));
+    complete(windows_,
+             nccl_.allReduce(gather_scratch_.data(), gather_scratch_.data(), 1, ncclFloat, ncclSum,
+                             windows_, gpu_.stream()),
+             "ncclAllReduce (the windows communicator's first)", waiter);
   }
   // Every rank allocates first and says whether it could: registration waits for every rank
   // inside NCCL, so it starts only where all of them will reach it.
@@ -526,7 +540,10 @@ void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   // caller on every rank) and its ordinary ones for the rest (in no window on any rank);
   // everything else on comm(), where nothing is registered.
   const bool windowed = args.window_call || args.in_window;
-  const ncclComm_t on = windowed && windows_ != nullptr && send == args.buffer ? windows_ : comm();
+  if (windowed && send != args.buffer) {
+    throw InternalError("an all-reduce of a call with windows must run in place");
+  }
+  const ncclComm_t on = windowed && windows_ != nullptr ? windows_ : comm();
   complete(
       on,
       nccl_.allReduce(send, args.buffer, args.count, ncclTypeOf(args.dtype), op, on, gpu_.stream()),

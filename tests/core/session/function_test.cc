@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "tests/core/testkit/row_stats_ops.h"
@@ -595,7 +596,9 @@ TEST_CASE("a large update all-reduced inside the call is the same sum on every r
     for (const RankStepTimes& t : kit.session.lastStepTimes()) {
       INFO("call " << call << ", rank " << t.rank);
       if (test::windowsExpected(ranks)) CHECK(t.window_all_reduces == 1);
-      if (test::testBackend() == "cpu") CHECK(t.window_all_reduces == 0);
+      if (test::testBackend() == "cpu" && std::getenv("SYNK_SHM_WINDOWS") == nullptr) {
+        CHECK(t.window_all_reduces == 0);
+      }
     }
     want = ranks * want + 3;  // each rank added rank + 1, then the sum
     for (int r = 0; r < ranks; ++r) {

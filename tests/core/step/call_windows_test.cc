@@ -126,6 +126,21 @@ TEST_CASE("an update that gets no window in a call with windows leaves the one i
   CHECK(since(before).all_reduces == 1);  // big's, in its window; big2's head in none
 }
 
+// InCallCollectives' guard: a buffer in a window the call did not agree on (here a read whose
+// storage the rotation made a window, reduced against the ABI's rule) would meet NCCL's
+// symmetric kernels on some ranks only; the session ends at once, naming it.
+TEST_CASE("an all-reduce of a buffer in a window its call did not agree on ends the session",
+          "[core]") {
+  ShmWindows on;
+  Kit kit(2);
+  Function sum = kit.session.function(kit.model, "sum_in_update");
+  for (int call = 0; call < 4; ++call)  // big's storage is a window by now
+    sum({});
+  Function bad = kit.session.function(kit.model, "reduce_read_in_place");
+  CHECK_THROWS_WITH(bad({}), Catch::Contains("lies in a window its call did not agree on"));
+  CHECK_THROWS(sum({}));  // ended: nothing runs any more
+}
+
 // asLocal swaps the master's storage out (its window is let go of on the master alone): the next
 // call takes a window free on every rank when there is one, so windows do not pile up.
 TEST_CASE("windows that leave the rotation are handed out again, not piled up", "[core]") {

@@ -97,6 +97,12 @@ class Testkit {
     spec.function("sum_in_update").read("big").update("big").output("first", DType::Float32, 0);
     // Two updates in one call: big as sum_in_update, big2 over its first kHeadElements only (the
     // rest: big2 + rank + 1), so the ranks' all-reduces match where their big2 differs in size.
+    // Breaks the ABI's rule on purpose: all-reduces its read of big (const) in place, in a call
+    // whose update (big2) makes it a call with windows.
+    spec.function("reduce_read_in_place")
+        .read("big")
+        .update("big2")
+        .output("first", DType::Float32, 0);
     spec.function("sum_pair_in_update")
         .read("big")
         .read("big2")
@@ -163,6 +169,12 @@ class Testkit {
     }
     if (name == "fill_ranked") return fillRanked(call);
     if (name == "sum_in_update") return sumInUpdate(call, 0, -1);
+    if (name == "reduce_read_in_place") {
+      emit<float>(call, 0, {}, {0.0f});
+      auto* read = const_cast<void*>(call.read(0).data());
+      context_.allReduce(read, 1, DType::Float32, sdk::ReduceOp::Sum);
+      return;
+    }
     if (name == "sum_pair_in_update") {
       sumInUpdate(call, 1, kHeadElements);
       return sumInUpdate(call, 0, -1);

@@ -133,7 +133,10 @@ void runCollective(Op& op, Run& run) {
     for (int p = 0; p < c.size; ++p) {
       const OpDesc& theirs = ctx.lines[p].desc;
       if (theirs == desc) continue;
-      if (theirs.window != desc.window || theirs.window_offset != desc.window_offset) {
+      const bool same_call = theirs.kind == desc.kind && theirs.dtype == desc.dtype &&
+                             theirs.redop == desc.redop && theirs.root == desc.root &&
+                             theirs.count == desc.count;
+      if (same_call) {
         // NCCL decides from each rank's own registrations: symmetric kernels on one side and
         // ordinary ones (or another window) on the other never meet.
         recordViolation(str("rank ", c.rank, "'s ", kindName(op.kind), " has its buffers ",
