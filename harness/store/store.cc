@@ -23,16 +23,23 @@ void closeQuietly(sqlite3* db) {
   if (db) sqlite3_close_v2(db);
 }
 
-// Refuses files that are not synk databases or are too new, before anything is written.
+// Refuses files that are not synk databases or are too new, before anything is written. One
+// statement, so one snapshot: read apart, a writer creating the schema between the reads would
+// show tables without its application_id (seen as two runs creating one database at once).
 void checkIdentity(sqlite3* db, const std::string& path, int& version) {
-  int64_t app = 0;
+  int64_t app = 0, tables = 0;
   try {
-    app = sql::queryInt(db, "PRAGMA application_id", "reading " + path);
+    sql::Statement identity(db,
+                            "SELECT (SELECT application_id FROM pragma_application_id), "
+                            "(SELECT user_version FROM pragma_user_version), "
+                            "(SELECT count(*) FROM sqlite_master)");
+    identity.step();
+    app = identity.integer(0);
+    version = static_cast<int>(identity.integer(1));
+    tables = identity.integer(2);
   } catch (const std::exception& e) {
     throw BadInput(path + " is not an SQLite database (" + e.what() + ")");
   }
-  version = static_cast<int>(sql::queryInt(db, "PRAGMA user_version", "reading " + path));
-  const int64_t tables = sql::queryInt(db, "SELECT count(*) FROM sqlite_master", "reading " + path);
   if (app == 0 && tables == 0 && version == 0) return;  // empty: a new database
   if (app != schema::kApplicationId) {
     throw BadInput(path + " is not a synk-bench database (application_id " + std::to_string(app) +
