@@ -36,9 +36,11 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
       // Fatal, not this call's error alone: the peers may already be inside this all-reduce,
       // where only the step's deadline would free them.
       const std::string why = str("rank ", rank_.rank, ": a model's all_reduce of ", bytes,
-                                  " bytes lies in a window its call did not agree on");
+                                  " bytes lies in a window its call did not agree on (all-reduce "
+                                  "only the call's updates, outputs or the model's own memory; "
+                                  "a read is const)");
       abortSession(rank_.group->control(), AbortReason::Fatal, rank_.rank, why);
-      throw InternalError(why);
+      throw PluginError(why);
     }
     if (args.in_window && stepTimesOn()) ++currentStepTimes().window_all_reduces;
   }

@@ -28,8 +28,8 @@ class InCallCollectives final : public CallCollectives {
   explicit InCallCollectives(const RankResources& rank) : rank_(rank) {}
   // The running call's window update buffers (null: the call has none). In a call with windows
   // every all-reduce runs where they are (AllReduceArgs::window_call), those wholly inside one
-  // in its window (in_window); a buffer in any other window is refused (the agreement keeps the
-  // buffers a model may write out of windows it did not agree on).
+  // in its window (in_window); a buffer in any other window ends the session (the agreement
+  // keeps the buffers a model may write out of windows it did not agree on).
   void setWindows(const std::vector<WindowSpan>* windows) { windows_ = windows; }
   void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) override;
   void allGather(const void* send, void* recv, size_t count, DType dtype) override;

@@ -78,21 +78,21 @@ class NcclCommunicator final : public Communicator {
   // The non-blocking communicator (creation and the split run on it); comm() when there is no
   // child.
   ncclComm_t parent() const { return comm_; }
-  // ncclCommAbort of the child, then the parent, each waited for at most kAbortBound; marks the
-  // device aborted (nothing may wait on its stream after this); idempotent.
+  // ncclCommAbort of the children (windows, fast), then the parent, each waited for at most
+  // kAbortBound; marks the device aborted (nothing may wait on its stream after); idempotent.
   void abort() noexcept;
   // Forgets the communicators without calling NCCL (the CUDA runtime is already gone at exit);
   // still takes part in the teardown barrier, as not drained, so the peers abort theirs.
   void abandon() noexcept;
 
-  // Several ranks, NCCL 2.27 or later, the blocking child, SYNK_NCCL_WINDOWS not 0.
+  // Several ranks, NCCL 2.27 or later, the blocking child, no setting turning windows off.
   bool hasWindows() const override { return windows_allowed_ && !aborted_; }
   // Collective (see the class comment). nullptr on every rank where some rank could not
   // allocate the memory or the windows communicator could not be made (hasWindows() is then
   // false from there on, on every rank alike).
   void* allocateWindow(size_t bytes, Waiter& waiter) override;
   int64_t windowOf(const void* buffer, size_t bytes) const override;
-  // The communicator window all-reduces run on (null until the first window).
+  // The communicator a windowed call's all-reduces run on (null until the first window).
   ncclComm_t windowsComm() const { return windows_; }
 
   static constexpr std::chrono::seconds kAbortBound{5};
@@ -145,7 +145,7 @@ class NcclCommunicator final : public Communicator {
   Device& device_;
   ncclComm_t comm_ = nullptr;     // non-blocking: creation, the parent of fast_
   ncclComm_t fast_ = nullptr;     // blocking child: every other collective
-  ncclComm_t windows_ = nullptr;  // blocking child: the all-reduces in windows (made on demand)
+  ncclComm_t windows_ = nullptr;  // blocking child: windowed calls' all-reduces (on demand)
   struct Window {
     uintptr_t begin;
     size_t bytes;
@@ -153,7 +153,7 @@ class NcclCommunicator final : public Communicator {
   std::vector<Window> windows_held_;  // numbered in allocation order, the same on every rank
   bool windows_allowed_ = false;
   bool aborted_ = false;
-  DeviceBuffer gather_scratch_;  // where non-root ranks receive a gather; grows, never shrinks
+  DeviceBuffer gather_scratch_;  // non-root gathers land here, and windows_' first all-reduce
 };
 
 }  // namespace synk

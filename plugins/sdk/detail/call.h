@@ -49,8 +49,9 @@ class Context {
   // Whether the host serves allReduce (ABI 1.2).
   bool hasAllReduce() const { return SYNK_STRUCT_HAS(host_, synk_host_services, all_reduce); }
   // Reduces `count` elements in place over every rank, during a call (see synk_host_services:
-  // every rank makes the same sequence of these; on CUDA it is enqueued on stream(), not waited
-  // for). Throws sdk::Error when the host refuses or a peer fails (the host then reports why).
+  // every rank makes the same sequence of these, on the same update at the same offset where the
+  // buffer is an update, never on a read; on CUDA it is enqueued on stream(), not waited for).
+  // Throws sdk::Error when the host refuses or a peer fails (the host then reports why).
   void allReduce(void* buffer, size_t count, DType dtype, ReduceOp op) const {
     if (!hasAllReduce()) {
       throw Error(Status::Unsupported, "the host's plugin ABI is older than 1.2: no all_reduce");

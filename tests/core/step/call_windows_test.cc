@@ -127,7 +127,7 @@ TEST_CASE("an update that gets no window in a call with windows leaves the one i
 }
 
 // InCallCollectives' guard: a buffer in a window the call did not agree on (here a read whose
-// storage the rotation made a window, reduced against the ABI's rule) would meet NCCL's
+// storage the rotation made a window, reduced against the ABI's rule) could meet NCCL's
 // symmetric kernels on some ranks only; the session ends at once, naming it.
 TEST_CASE("an all-reduce of a buffer in a window its call did not agree on ends the session",
           "[core]") {

@@ -95,14 +95,14 @@ class Testkit {
     // big <- the sum over the ranks of (big + rank + 1): an in-call all-reduce of the update;
     // `first`: the rank's big[0] before the sum.
     spec.function("sum_in_update").read("big").update("big").output("first", DType::Float32, 0);
-    // Two updates in one call: big as sum_in_update, big2 over its first kHeadElements only (the
-    // rest: big2 + rank + 1), so the ranks' all-reduces match where their big2 differs in size.
     // Breaks the ABI's rule on purpose: all-reduces its read of big (const) in place, in a call
     // whose update (big2) makes it a call with windows.
     spec.function("reduce_read_in_place")
         .read("big")
         .update("big2")
         .output("first", DType::Float32, 0);
+    // Two updates in one call: big as sum_in_update, big2 over its first kHeadElements only (the
+    // rest: big2 + rank + 1), so the ranks' all-reduces match where their big2 differs in size.
     spec.function("sum_pair_in_update")
         .read("big")
         .read("big2")
