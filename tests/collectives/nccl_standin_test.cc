@@ -223,6 +223,14 @@ TEST_CASE(
   }
 }
 
+// A window of `bytes` every rank makes together, adopted by the rank's device.
+void* adoptedWindow(RankContext& ctx, size_t bytes, Waiter& waiter) {
+  void* window = ncclOf(ctx).allocateWindow(bytes, waiter);
+  if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
+  ctx.device().adoptWindow(window);
+  return window;
+}
+
 // A call that agreed on windows runs all its all-reduces on the windows communicator
 // (AllReduceArgs::window_call), those of buffers in no window with NCCL's ordinary kernels, so a
 // step's CUDA graph meets one communicator.
@@ -233,9 +241,7 @@ TEST_CASE("a window call's all-reduce of a buffer in no window runs on the windo
     NcclCommunicator& nccl = ncclOf(ctx);
     Device& device = ctx.device();
     Waiter waiter = ctx.waiter("windows");
-    void* window = nccl.allocateWindow(4096, waiter);
-    if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
-    device.adoptWindow(window);
+    void* window = adoptedWindow(ctx, 4096, waiter);
     auto* plain = static_cast<float*>(device.allocate(16 * sizeof(float)));
     const std::vector<float> mine(16, static_cast<float>(ctx.rank() + 1));
     device.copy(plain, mine.data(), 16 * sizeof(float), CopyKind::HostToDevice);
@@ -273,9 +279,7 @@ TEST_CASE("an all-reduce whose buffer is in a window on one rank only is a viola
     NcclCommunicator& nccl = ncclOf(ctx);
     Device& device = ctx.device();
     Waiter waiter = ctx.waiter("windows");
-    void* window = nccl.allocateWindow(4096, waiter);
-    if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
-    device.adoptWindow(window);
+    void* window = adoptedWindow(ctx, 4096, waiter);
     void* plain = device.allocate(4096);
     AllReduceArgs args{ctx.rank() == 0 ? window : plain, 16, DType::Float32, ReduceOp::Sum};
     args.window_call = true;
