@@ -186,6 +186,32 @@ TEST_CASE("a collective fails on the stream: synchronize reports NCCL's asynchro
   requireNothingLeft(run, 2);
 }
 
+// The windows communicator's asynchronous errors are polled too: a windowed call's all-reduce
+// that fails on the stream is reported at once, not at the step's deadline. Rank 0's third
+// collective fails: the windows communicator's first (on plain memory), the new window's first,
+// then the call's.
+TEST_CASE("an all-reduce on the windows communicator fails: synchronize reports it",
+          "[coll][fault]") {
+  standin::Faults faults;
+  faults.fail = {standin::Call::Collective, 0, 2};
+  const RankRun run = runWithFaults(faults, 2, [](RankContext& ctx) {
+    Device& device = ctx.device();
+    Waiter waiter = ctx.waiter("a window call's all_reduce");
+    void* window = ncclOf(ctx).allocateWindow(4096, waiter);
+    if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
+    device.adoptWindow(window);
+    AllReduceArgs args{window, 16, DType::Float32, ReduceOp::Sum};
+    args.in_window = args.window_call = true;
+    ncclOf(ctx).allReduce(args, waiter);
+    device.synchronize(waiter);
+  });
+  INFO(run.describe() << ledgerReport(2));
+  CHECK_THAT(run.ranks[0].failure, Contains("NCCL reported an error while the GPU was working") &&
+                                       Contains("injected failure of ncclAllReduce"));
+  CHECK_FALSE(run.ranks[1].failure.empty());
+  requireNothingLeft(run, 2);
+}
+
 TEST_CASE("abort during a job: a peer SIGKILLed in its init job, the others abort theirs",
           "[coll][fault]") {
   standin::Faults faults;

@@ -225,7 +225,7 @@ bool CudaDevice::streamIdle() {
   // NCCL's asynchronous errors every kNcclCheckEvery polls while busy: a failed collective is
   // rare and never urgent to the microsecond, and asking costs as much as the stream query.
   if (++busy_polls_ % kNcclCheckEvery != 1) return false;
-  for (ncclComm_t comm : {comm_, other_comm_}) {
+  for (ncclComm_t comm : {comm_, other_comm_, windows_comm_}) {
     if (comm == nullptr) continue;
     ncclResult_t async_state = ncclSuccess;
     SYNK_NCCL_CHECK(ncclCommGetAsyncError(comm, &async_state));

@@ -76,9 +76,10 @@ class CudaDevice final : public Device, public NcclDevice {
   cudaStream_t stream() const override { return stream_; }
   void bindCallingThread() override;
   StreamState queryStream() noexcept override;
-  void attachNccl(ncclComm_t collectives, ncclComm_t other) override {
+  void attachNccl(ncclComm_t collectives, ncclComm_t other, ncclComm_t windows) override {
     comm_ = collectives;
     other_comm_ = other != collectives ? other : nullptr;
+    windows_comm_ = windows;
   }
   int rank() const { return rank_; }
   // Whether host memory [pointer, pointer + bytes) is page-locked (registered or pinned).
@@ -104,6 +105,7 @@ class CudaDevice final : public Device, public NcclDevice {
   cublasHandle_t blas_ = nullptr;
   ncclComm_t comm_ = nullptr;
   ncclComm_t other_comm_ = nullptr;
+  ncclComm_t windows_comm_ = nullptr;
   bool pools_ = false;                      // stream-ordered allocator supported
   std::map<uintptr_t, size_t> registered_;  // host ranges this device registered
   PinnedBounce bounce_;

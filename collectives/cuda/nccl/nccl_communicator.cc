@@ -239,6 +239,9 @@ void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
       logWarning("all-reduces run without symmetric windows");
       return nullptr;
     }
+    // Its asynchronous errors polled as the others' are (a window call's all-reduce that fails
+    // is then met at once, not at the step's deadline).
+    gpu_.attachNccl(comm(), parent(), windows_);
     // Its first collective now, outside any graph capture, on memory in no window: a window
     // call's other all-reduces run here with NCCL's ordinary kernels (each new window gets its
     // own first below, for the symmetric ones).
@@ -329,7 +332,7 @@ void NcclCommunicator::freeWindows() noexcept {
 NcclCommunicator::~NcclCommunicator() {
   gather_scratch_ = DeviceBuffer();  // stream-ordered; nothing after an abort
   if (comm_ == nullptr && fast_ == nullptr && windows_ == nullptr) return;
-  gpu_.attachNccl(nullptr, nullptr);
+  gpu_.attachNccl(nullptr, nullptr, nullptr);
   // Unwinding after an error, or the session is going down: peers may never finalize.
   if (group_.aborted() || std::uncaught_exceptions() > 0) {
     abort();
@@ -424,7 +427,7 @@ void NcclCommunicator::finalize() {
 void NcclCommunicator::abort() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr && windows_ == nullptr) || aborted_) return;
   aborted_ = true;
-  gpu_.attachNccl(nullptr, nullptr);
+  gpu_.attachNccl(nullptr, nullptr, nullptr);
   const ncclComm_t fast = fast_;
   const ncclComm_t windows = windows_;
   const ncclComm_t comm = comm_;
@@ -443,7 +446,7 @@ void NcclCommunicator::abort() noexcept {
 
 void NcclCommunicator::abandon() noexcept {
   if ((comm_ == nullptr && fast_ == nullptr && windows_ == nullptr) || aborted_) return;
-  gpu_.attachNccl(nullptr, nullptr);
+  gpu_.attachNccl(nullptr, nullptr, nullptr);
   if (!group_.aborted()) (void)teardownBarrier(false);
   comm_ = nullptr;
   fast_ = nullptr;

@@ -23,9 +23,10 @@ class NcclDevice {
   // A look at the stream that never waits (close drains it under its own bound).
   virtual StreamState queryStream() noexcept = 0;
   // The communicators whose asynchronous errors synchronize() polls: `collectives` runs every
-  // collective (and is handed to plugins); `other` runs gather's send/recv and may be the same.
+  // collective (and is handed to plugins); `other` runs gather's send/recv and may be the same;
+  // `windows` runs the all-reduces of calls with windows (null until the first window).
   // nullptr detaches.
-  virtual void attachNccl(ncclComm_t collectives, ncclComm_t other) = 0;
+  virtual void attachNccl(ncclComm_t collectives, ncclComm_t other, ncclComm_t windows) = 0;
   // After an abort: no later call may wait on the stream, destruction releases nothing.
   virtual void markAborted() noexcept = 0;
 };

@@ -130,7 +130,7 @@ bool StandinDevice::streamIdle() {
   }
   // A short wait on the stream instead of a bare look: the poll loop then costs no core.
   if (stream_->waitIdleFor(std::chrono::microseconds(200))) return true;
-  for (ncclComm_t comm : {comm_, other_comm_}) {
+  for (ncclComm_t comm : {comm_, other_comm_, windows_comm_}) {
     if (comm == nullptr) continue;
     ncclResult_t state = ncclSuccess;
     const ncclResult_t queried = nccl_.commGetAsyncError(comm, &state);

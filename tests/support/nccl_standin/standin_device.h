@@ -53,9 +53,10 @@ class StandinDevice final : public Device, public NcclDevice {
   cudaStream_t stream() const override { return stream_->handle(); }
   void bindCallingThread() override {}  // one device per process: nothing to bind
   StreamState queryStream() noexcept override;
-  void attachNccl(ncclComm_t collectives, ncclComm_t other) override {
+  void attachNccl(ncclComm_t collectives, ncclComm_t other, ncclComm_t windows) override {
     comm_ = collectives;
     other_comm_ = other != collectives ? other : nullptr;
+    windows_comm_ = windows;
   }
   void markAborted() noexcept override { aborted_ = true; }
 
@@ -77,6 +78,7 @@ class StandinDevice final : public Device, public NcclDevice {
   std::shared_ptr<Stream> stream_;
   ncclComm_t comm_ = nullptr;
   ncclComm_t other_comm_ = nullptr;
+  ncclComm_t windows_comm_ = nullptr;
   std::vector<std::shared_ptr<Staged>> staged_;  // touched by the caller's thread only
   bool aborted_ = false;
 };
