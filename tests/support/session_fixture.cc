@@ -30,9 +30,13 @@ bool sharesDevices(int n_ranks) {
 }
 
 bool windowsExpected(int n_ranks) {
-  const char* expect = std::getenv("SYNK_TEST_EXPECT_WINDOWS");
-  return testBackend() == "cuda" && n_ranks > 1 && !sharesDevices(n_ranks) && expect != nullptr &&
-         std::string(expect) == "1";
+  auto is_one = [](const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && std::string(value) == "1";
+  };
+  if (n_ranks < 2) return false;
+  if (testBackend() == "cpu") return is_one("SYNK_SHM_WINDOWS");  // shared memory's test mode
+  return testBackend() == "cuda" && !sharesDevices(n_ranks) && is_one("SYNK_TEST_EXPECT_WINDOWS");
 }
 
 int ranksForEveryDevice(int minimum) {

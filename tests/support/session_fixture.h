@@ -14,8 +14,9 @@ bool sharesDevices(int n_ranks);
 
 // Whether a call's window all-reduces (RankStepTimes::window_all_reduces) must run here on
 // n_ranks: on the cuda backend, one GPU per rank, with SYNK_TEST_EXPECT_WINDOWS=1 (which
-// scripts/gpu-check sets where NVLink joins the GPUs: NCCL has symmetric memory there). False
-// elsewhere, where windows may or may not come (PCIe GPUs, an NCCL before 2.27).
+// scripts/gpu-check sets where NVLink joins the GPUs: NCCL has symmetric memory there); on cpu
+// ranks with shared memory's window test mode (SYNK_SHM_WINDOWS=1), and there only. False
+// elsewhere on cuda, where windows may or may not come (PCIe GPUs, an NCCL before 2.27).
 bool windowsExpected(int n_ranks);
 
 // One rank per visible device of the test backend, at least `minimum` (on backends that bind no
