@@ -39,8 +39,8 @@ ShmCommunicator::ShmCommunicator(ProcessGroup& group, ShmHeap& heap)
 }
 
 ShmCommunicator::~ShmCommunicator() {
-  for (const auto& [begin, bytes] : windows_)
-    heap_.release(const_cast<std::byte*>(begin));
+  for (const Window& window : recordedWindows())
+    heap_.release(window.begin);
 }
 
 void* ShmCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
@@ -55,19 +55,9 @@ void* ShmCommunicator::allocateWindow(size_t bytes, Waiter& waiter) {
     if (memory != nullptr) heap_.release(memory);
     return nullptr;
   }
-  windows_.emplace_back(static_cast<const std::byte*>(memory), bytes);
+  recordWindow(memory, bytes);
   g_windows.fetch_add(1);
   return memory;
-}
-
-int64_t ShmCommunicator::windowOf(const void* buffer, size_t bytes) const {
-  const auto* at = static_cast<const std::byte*>(buffer);
-  for (size_t i = 0; i < windows_.size(); ++i) {
-    if (at >= windows_[i].first && at + bytes <= windows_[i].first + windows_[i].second) {
-      return static_cast<int64_t>(i);
-    }
-  }
-  return -1;
 }
 
 ShmCommunicator::WindowCounts ShmCommunicator::windowCounts() {

@@ -43,7 +43,6 @@ class ShmCommunicator final : public Communicator {
   // released when the communicator goes.
   bool hasWindows() const override { return windows_on_ && size() > 1; }
   void* allocateWindow(size_t bytes, Waiter& waiter) override;
-  int64_t windowOf(const void* buffer, size_t bytes) const override;
   // This process's windows and all-reduces in a window so far (tests read the master's).
   struct WindowCounts {
     int64_t windows = 0;
@@ -78,7 +77,6 @@ class ShmCommunicator final : public Communicator {
   ShmExchange exchange_;
   std::vector<Exposed> exposed_;  // a list collective's buffers, reused across calls
   bool windows_on_ = false;
-  std::vector<std::pair<const std::byte*, size_t>> windows_;  // in allocation order
 };
 
 }  // namespace synk

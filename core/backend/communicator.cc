@@ -35,6 +35,15 @@ void* Communicator::allocateWindow(size_t /*bytes*/, Waiter& /*waiter*/) {
   throw InternalError(str(name(), " communicator has no windows"));
 }
 
+int64_t Communicator::windowOf(const void* buffer, size_t bytes) const {
+  const auto* at = static_cast<const std::byte*>(buffer);
+  for (size_t i = 0; i < windows_.size(); ++i) {
+    const auto* begin = static_cast<const std::byte*>(windows_[i].begin);
+    if (at >= begin && at + bytes <= begin + windows_[i].bytes) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
 void Communicator::allReduceList(std::span<const AllReduceArgs> list, Waiter& waiter) {
   list_.clear();
   for (const AllReduceArgs& args : list) {

@@ -11,6 +11,7 @@
 // Device::copy or synchronize observes its result. Busbw factors and algorithms are documented
 // in collectives/README.md.
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct AllReduceArgs {
   const void* send = nullptr;
   // `buffer` (in place) lies in a window (Communicator::allocateWindow) at the same offset of
   // the same window on every rank: the communicator may use the window's symmetric kernels.
+  // Only with window_call (below), which is what routes the all-reduce.
   bool in_window = false;
   // The all-reduce is one of a call whose ranks agreed on windows (core/step/call_windows.cc),
   // alike on every rank, and `buffer` lies either in_window or in no window on any rank. The
@@ -113,7 +115,7 @@ class Communicator {
   virtual bool hasWindows() const { return false; }
   virtual void* allocateWindow(size_t bytes, Waiter& waiter);
   // The number of the window that holds [buffer, buffer + bytes), else -1.
-  virtual int64_t windowOf(const void* /*buffer*/, size_t /*bytes*/) const { return -1; }
+  int64_t windowOf(const void* buffer, size_t bytes) const;
 
  protected:
   Communicator(int rank, int n_ranks) : rank_(rank), size_(n_ranks) {}
@@ -134,6 +136,17 @@ class Communicator {
   virtual void doAllGather(const AllGatherArgs& args, const std::vector<size_t>& offsets,
                            Waiter& waiter) = 0;
 
+  // A window every rank now holds (allocateWindow's success): numbered in the order recorded,
+  // the same on every rank, and found by windowOf. The backend owns its memory: it frees the
+  // recorded windows (recordedWindows), then forgetRecordedWindows.
+  struct Window {
+    void* begin;
+    size_t bytes;
+  };
+  void recordWindow(void* begin, size_t bytes) { windows_.push_back({begin, bytes}); }
+  const std::vector<Window>& recordedWindows() const { return windows_; }
+  void forgetRecordedWindows() { windows_.clear(); }
+
  private:
   void checkRoot(int root, const char* what) const;
   // Fills offsets_ from counts (checked: one per rank); returns the total.
@@ -143,6 +156,7 @@ class Communicator {
   int size_;
   std::vector<size_t> offsets_;      // the last gather's offsets, reused across calls
   std::vector<AllReduceArgs> list_;  // the last list's nonzero entries, reused across calls
+  std::vector<Window> windows_;      // recordWindow's, in order
 };
 
 }  // namespace synk

@@ -165,9 +165,9 @@ TEST_CASE("no rank tears its communicator down while a peer's last collective st
 }
 
 // Windows (Communicator::allocateWindow): a third communicator, split at the first window, holds
-// the registrations and runs only the all-reduces marked in_window; every other collective stays
-// on the blocking child, where nothing is registered. Close aborts both idle children and frees
-// the memory.
+// the registrations and runs only the all-reduces of calls with windows (window_call, here one in
+// its window); every other collective stays on the blocking child, where nothing is registered.
+// Close aborts both idle children and frees the memory.
 TEST_CASE(
     "a window is registered on a communicator of its own, which runs only in-window "
     "all-reduces",
@@ -193,7 +193,7 @@ TEST_CASE(
     const std::vector<float> mine(kCount, static_cast<float>(ctx.rank() + 1));
     device.copy(window, mine.data(), kCount * sizeof(float), CopyKind::HostToDevice);
     AllReduceArgs in_window{window, kCount, DType::Float32, ReduceOp::Sum};
-    in_window.in_window = true;
+    in_window.in_window = in_window.window_call = true;
     nccl.allReduce(in_window, waiter);
     // Not marked: the ordinary communicator, on the same memory.
     nccl.allReduce({window, kCount, DType::Float32, ReduceOp::Sum}, waiter);

@@ -297,7 +297,7 @@ void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
     return nullptr;
   }
   device_.adoptWindow(pointer);
-  windows_held_.push_back({reinterpret_cast<uintptr_t>(pointer), bytes});
+  recordWindow(pointer, bytes);
   // One all-reduce in the new window now, outside any graph capture, so that whatever NCCL sets
   // up on a communicator's (or a window's) first collective is not first met inside a capture.
   // The window's contents are undefined until its user writes them.
@@ -309,24 +309,15 @@ void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
   return pointer;
 }
 
-int64_t NcclCommunicator::windowOf(const void* buffer, size_t bytes) const {
-  const auto at = reinterpret_cast<uintptr_t>(buffer);
-  for (size_t i = 0; i < windows_held_.size(); ++i) {
-    const Window& w = windows_held_[i];
-    if (at >= w.begin && at + bytes <= w.begin + w.bytes) return static_cast<int64_t>(i);
-  }
-  return -1;
-}
-
 void NcclCommunicator::freeWindows() noexcept {
   device_.forgetWindows();  // their addresses may come back from a later allocation
-  for (const Window& w : windows_held_) {
-    const ncclResult_t freed = nccl_.memFree(reinterpret_cast<void*>(w.begin));
+  for (const Window& w : recordedWindows()) {
+    const ncclResult_t freed = nccl_.memFree(w.begin);
     if (freed != ncclSuccess) {
       logWarning("ncclMemFree of a window failed: ", describeNccl(nccl_, freed, nullptr));
     }
   }
-  windows_held_.clear();
+  forgetRecordedWindows();
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -542,7 +533,7 @@ void NcclCommunicator::doAllReduce(const AllReduceArgs& args, Waiter& waiter) {
   // communicator, where NCCL takes its symmetric kernels for those in a window (agreed by the
   // caller on every rank) and its ordinary ones for the rest (in no window on any rank);
   // everything else on comm(), where nothing is registered.
-  const bool windowed = args.window_call || args.in_window;
+  const bool windowed = args.window_call;
   if (windowed && send != args.buffer) {
     throw InternalError("an all-reduce of a call with windows must run in place");
   }

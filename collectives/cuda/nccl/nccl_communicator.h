@@ -91,7 +91,6 @@ class NcclCommunicator final : public Communicator {
   // allocate the memory or the windows communicator could not be made (hasWindows() is then
   // false from there on, on every rank alike).
   void* allocateWindow(size_t bytes, Waiter& waiter) override;
-  int64_t windowOf(const void* buffer, size_t bytes) const override;
   // The communicator a windowed call's all-reduces run on (null until the first window).
   ncclComm_t windowsComm() const { return windows_; }
 
@@ -146,11 +145,6 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm_ = nullptr;     // non-blocking: creation, the parent of fast_
   ncclComm_t fast_ = nullptr;     // blocking child: every other collective
   ncclComm_t windows_ = nullptr;  // blocking child: windowed calls' all-reduces (on demand)
-  struct Window {
-    uintptr_t begin;
-    size_t bytes;
-  };
-  std::vector<Window> windows_held_;  // numbered in allocation order, the same on every rank
   bool windows_allowed_ = false;
   bool aborted_ = false;
   DeviceBuffer gather_scratch_;  // non-root gathers land here, and windows_' first all-reduce
