@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <exception>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include "synk/collectives/shm/shm_exchange.h"

@@ -1,5 +1,7 @@
 #include "synk/core/communicator.h"
 
+#include <cstdint>
+
 #include "synk/core/error.h"
 
 namespace synk {
@@ -36,10 +38,13 @@ void* Communicator::allocateWindow(size_t /*bytes*/, Waiter& /*waiter*/) {
 }
 
 int64_t Communicator::windowOf(const void* buffer, size_t bytes) const {
-  const auto* at = static_cast<const std::byte*>(buffer);
-  for (size_t i = 0; i < windows_.size(); ++i) {
-    const auto* begin = static_cast<const std::byte*>(windows_[i].begin);
-    if (at >= begin && at + bytes <= begin + windows_[i].bytes) return static_cast<int64_t>(i);
+  // As integers: comparing pointers into unrelated allocations is unspecified in C++.
+  const auto at = reinterpret_cast<uintptr_t>(buffer);
+  for (size_t i = 0; i < recorded_windows_.size(); ++i) {
+    const auto begin = reinterpret_cast<uintptr_t>(recorded_windows_[i].begin);
+    if (at >= begin && at + bytes <= begin + recorded_windows_[i].bytes) {
+      return static_cast<int64_t>(i);
+    }
   }
   return -1;
 }

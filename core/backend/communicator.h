@@ -114,7 +114,9 @@ class Communicator {
   // windows: hasWindows() false.
   virtual bool hasWindows() const { return false; }
   virtual void* allocateWindow(size_t bytes, Waiter& waiter);
-  // The number of the window that holds [buffer, buffer + bytes), else -1.
+  // The number of the window that holds [buffer, buffer + bytes), else -1: of those the backend
+  // recorded (recordWindow), which its allocateWindow must do on success, or every call would
+  // see its update buffers in no window and ask for new ones.
   int64_t windowOf(const void* buffer, size_t bytes) const;
 
  protected:
@@ -143,9 +145,9 @@ class Communicator {
     void* begin;
     size_t bytes;
   };
-  void recordWindow(void* begin, size_t bytes) { windows_.push_back({begin, bytes}); }
-  const std::vector<Window>& recordedWindows() const { return windows_; }
-  void forgetRecordedWindows() { windows_.clear(); }
+  void recordWindow(void* begin, size_t bytes) { recorded_windows_.push_back({begin, bytes}); }
+  const std::vector<Window>& recordedWindows() const { return recorded_windows_; }
+  void forgetRecordedWindows() { recorded_windows_.clear(); }
 
  private:
   void checkRoot(int root, const char* what) const;
@@ -154,9 +156,9 @@ class Communicator {
 
   int rank_;
   int size_;
-  std::vector<size_t> offsets_;      // the last gather's offsets, reused across calls
-  std::vector<AllReduceArgs> list_;  // the last list's nonzero entries, reused across calls
-  std::vector<Window> windows_;      // recordWindow's, in order
+  std::vector<size_t> offsets_;           // the last gather's offsets, reused across calls
+  std::vector<AllReduceArgs> list_;       // the last list's nonzero entries, reused across calls
+  std::vector<Window> recorded_windows_;  // recordWindow's, in order
 };
 
 }  // namespace synk

@@ -169,8 +169,8 @@ TEST_CASE("no rank tears its communicator down while a peer's last collective st
 // its window); every other collective stays on the blocking child, where nothing is registered.
 // Close aborts both idle children and frees the memory.
 TEST_CASE(
-    "a window is registered on a communicator of its own, which runs only in-window "
-    "all-reduces",
+    "a window is registered on a communicator of its own, which runs only the all-reduces of "
+    "calls with windows",
     "[coll]") {
   const int n = GENERATE(2, 3);
   const auto factory = standinFactory();
