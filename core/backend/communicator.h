@@ -118,6 +118,10 @@ class Communicator {
   // recorded (recordWindow), which its allocateWindow must do on success, or every call would
   // see its update buffers in no window and ask for new ones.
   int64_t windowOf(const void* buffer, size_t bytes) const;
+  // Where window `number` (windowOf's) begins.
+  void* windowAt(int64_t number) const {
+    return recorded_windows_.at(static_cast<size_t>(number)).begin;
+  }
 
  protected:
   Communicator(int rank, int n_ranks) : rank_(rank), size_(n_ranks) {}

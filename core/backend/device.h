@@ -53,15 +53,15 @@ class Device {
   // leaves it alone, the communicator frees it when it closes.
   void adoptWindow(const void* pointer) {
     adopted_.insert(pointer);
-    free_windows_.erase(pointer);
+    unused_windows_.erase(pointer);
   }
   // Adopted memory released since (nobody holds it): a window a later agreement may hand out
   // again (adoptWindow takes it back).
-  const std::unordered_set<const void*>& freeWindows() const { return free_windows_; }
+  const std::unordered_set<const void*>& unusedWindows() const { return unused_windows_; }
   // The communicator freed every window it made: their addresses are ordinary memory again.
   void forgetWindows() noexcept {
     adopted_.clear();
-    free_windows_.clear();
+    unused_windows_.clear();
   }
 
   // Copies `bytes` bytes (asynchronously on CUDA: see Ordering). Host-side pointers may be any
@@ -107,16 +107,16 @@ class Device {
 
  protected:
   // For release(): true if `pointer` was adopted (adoptWindow), which release must leave alone;
-  // it is then free to be handed out again (freeWindows).
+  // it is then free to be handed out again (unusedWindows).
   bool releaseAdopted(const void* pointer) {
     if (adopted_.empty() || adopted_.count(pointer) == 0) return false;
-    free_windows_.insert(pointer);
+    unused_windows_.insert(pointer);
     return true;
   }
 
  private:
   std::unordered_set<const void*> adopted_;
-  std::unordered_set<const void*> free_windows_;
+  std::unordered_set<const void*> unused_windows_;
 };
 
 }  // namespace synk

@@ -11,7 +11,7 @@
 //     (CallRequest::windows; a sliced call allocates per slice, and slice counts differ by rank);
 //   - per update, every rank offers its update's bytes, the window number its update buffer
 //     lies in (-1: none) and the numbers of its free windows that would hold it (windows a
-//     buffer let go of: Device::freeWindows), in one exchange, before the plugin runs and
+//     buffer let go of: Device::unusedWindows), in one exchange, before the plugin runs and
 //     whatever the rank's plan gave (a failed rank offers not-ok and no rank computes);
 //   - all bytes equal and large, all in the same window: the buffers are used as they are;
 //     all bytes equal and large otherwise: every rank takes the smallest window free on every
@@ -47,7 +47,7 @@ constexpr size_t kOffer = 2 * sizeof(uint64_t) + sizeof(uint32_t) + kFreeOffered
 // Numbers of this rank's free windows that hold `bytes`, smallest first, at most kFreeOffered.
 std::vector<int64_t> freeWindowsFor(const Device& device, const Communicator& comm, size_t bytes) {
   std::vector<int64_t> numbers;
-  for (const void* window : device.freeWindows()) {
+  for (const void* window : device.unusedWindows()) {
     const int64_t number = comm.windowOf(window, bytes);
     if (number >= 0) numbers.push_back(number);
   }
@@ -129,15 +129,13 @@ bool CallExecution::agreeOnWindows(bool ok) {
       // A window free on every rank (the same number: the same window everywhere), else a new
       // one. The buffer it replaces is freed if plain, made free again if a window.
       void* memory = nullptr;
-      for (const int64_t number : o.free_everywhere) {
-        if (std::find(taken.begin(), taken.end(), number) != taken.end()) continue;
-        for (const void* window : device_.freeWindows()) {
-          if (comm.windowOf(window, o.bytes) == number) memory = const_cast<void*>(window);
-        }
-        if (memory != nullptr) {
-          taken.push_back(number);
-          break;
-        }
+      const auto untaken = std::find_if(  // each holds o.bytes (freeWindowsFor)
+          o.free_everywhere.begin(), o.free_everywhere.end(), [&](int64_t number) {
+            return std::find(taken.begin(), taken.end(), number) == taken.end();
+          });
+      if (untaken != o.free_everywhere.end()) {
+        memory = comm.windowAt(*untaken);
+        taken.push_back(*untaken);
       }
       slice = DeviceBuffer();
       if (memory == nullptr) memory = comm.allocateWindow(o.bytes, waiter_);

@@ -151,16 +151,16 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
       const char* v = std::getenv(name);
       return v != nullptr && std::strcmp(v, value) == 0;
     };
-    const bool here = fast_ != nullptr && size() > 1 && version >= kWindowsNccl &&
-                      nccl_.commWindowRegister != nullptr && !set_to("SYNK_NCCL_WINDOWS", "0") &&
-                      !set_to("NCCL_WIN_ENABLE", "0") && !set_to("NCCL_CUMEM_ENABLE", "0");
-    windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
     const char* asked = std::getenv("SYNK_NCCL_WINDOWS");
-    if (asked != nullptr && !set_to("SYNK_NCCL_WINDOWS", "0") &&
-        !set_to("SYNK_NCCL_WINDOWS", "1")) {
+    const bool asked_off = asked != nullptr && std::strcmp(asked, "0") == 0;
+    if (asked != nullptr && !asked_off && std::strcmp(asked, "1") != 0) {
       logWarning("SYNK_NCCL_WINDOWS=", asked,
                  " is neither 0 nor 1: read as 1 (windows where possible)");
     }
+    const bool here = fast_ != nullptr && size() > 1 && version >= kWindowsNccl &&
+                      nccl_.commWindowRegister != nullptr && !asked_off &&
+                      !set_to("NCCL_WIN_ENABLE", "0") && !set_to("NCCL_CUMEM_ENABLE", "0");
+    windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
