@@ -91,7 +91,7 @@ out=$(python3 "$compare" all_reduce "$tmp/ref.txt" "$tmp/missing.txt" 2>&1); rc=
 [[ $rc == 1 ]] && grep -q "all_reduce: cannot read $tmp/missing.txt: No such file" <<< "$out" \
   || fail "a missing output is named: exit $rc: $out"
 
-# 4. The driver: stand-ins log their calls; the sides alternate, --bytes reaches both.
+# 4. The driver: stand-ins log their calls; the sides alternate, --bytes and --iters reach both.
 mkdir -p "$tmp/nt"
 cat > "$tmp/nt/all_reduce_perf" <<EOF
 #!/usr/bin/env bash
@@ -116,6 +116,19 @@ order=$(awk '{print $1}' "$tmp/calls.log" | tr '\n' ' ')
   || fail "driver: one synk-bench repetition a run: $(cat "$tmp/calls.log")"
 grep -q "median of 3 runs" "$tmp/driver.txt" \
   || fail "driver: the table compares the 3 runs: $(cat "$tmp/driver.txt")"
+[[ $(grep -c -- "-n 20 " "$tmp/calls.log") == 6 ]] \
+  || fail "driver: nccl-tests' 20 iterations by default on both sides: $(cat "$tmp/calls.log")"
+: > "$tmp/calls.log"
+(cd "$root" && NCCL_TESTS="$tmp/nt" SYNK_BENCH="$tmp/synk-bench" OUT="$tmp/out" \
+  scripts/bench-collectives-vs-nccl-tests --ops all_reduce --repetitions 1 --iters 200) \
+  > "$tmp/driver.txt" 2>&1 || fail "driver --iters: exit $?: $(cat "$tmp/driver.txt")"
+[[ $(grep -c -- "-n 200 " "$tmp/calls.log") == 2 ]] \
+  || fail "driver: --iters 200 reaches both sides: $(cat "$tmp/calls.log")"
+for bad in 0 x -3; do
+  out=$(cd "$root" && scripts/bench-collectives-vs-nccl-tests --iters "$bad" 2>&1); rc=$?
+  [[ $rc == 2 ]] && grep -q "iters must be a positive integer, got '$bad'" <<< "$out" \
+    || fail "driver: a bad --iters $bad: exit $rc: $out"
+done
 for bad in 8-1G 1G:8 0:8 8:; do
   out=$(cd "$root" && scripts/bench-collectives-vs-nccl-tests --bytes "$bad" 2>&1); rc=$?
   [[ $rc == 2 ]] && grep -q "bytes takes MIN:MAX" <<< "$out" \
