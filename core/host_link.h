@@ -4,8 +4,9 @@
 // threshold and test sink, and the phase clock (SYNK_PHASES, ForkOptions::step_times). Left
 // alone, the module's copy logs "synk: " without the rank, and drops every phase it times (the
 // cuda device's waits: RankStepTimes::device_wait_ns stayed 0 on GPUs). So each rank hands its
-// backend factory the program's link before it creates the backend (BackendFactory::linkHost),
-// and the module's copy then writes its log messages and phases through the program's.
+// backend factory the program's link before it creates the backend (BackendFactory::linkHost,
+// through createBackend in core/backend.h), and the module's copy then writes its log messages
+// and phases through the program's.
 // Plain C: it crosses between two copies of synk. The module's copy writes through the program's
 // functions, so the program's copy must outlive it (the module is never unloaded, and its copy
 // is reached only from the program's). Before the first link (a factory's isViable, deviceCount

@@ -1,8 +1,14 @@
 #include "synk/core/backend.h"
 
 #include "synk/core/error.h"
+#include "synk/core/host_link.h"
 
 namespace synk {
+
+std::unique_ptr<Backend> createBackend(BackendFactory& factory, RankEnvironment& env) {
+  factory.linkHost(hostLink());
+  return factory.create(env);
+}
 
 void BackendRegistry::add(std::unique_ptr<BackendFactory> factory) {
   SYNK_CHECK(factory != nullptr);

@@ -68,6 +68,12 @@ class BackendFactory {
   virtual void linkHost(const SynkHostLink& link) = 0;
 };
 
+// What every rank does to make its backend: hands the factory the program's link
+// (BackendFactory::linkHost, core/host_link.h), then creates it. Sessions, synk-bench's collectives
+// and the test fixtures all start ranks this way, so a backend module's logs and phases reach the
+// program in each of them.
+std::unique_ptr<Backend> createBackend(BackendFactory& factory, RankEnvironment& env);
+
 class BackendRegistry {
  public:
   void add(std::unique_ptr<BackendFactory> factory);

@@ -1,7 +1,6 @@
 // RankBackend (rank_backend.h): a rank's heap and backend, and the tables filled from them.
 #include "synk/core/session/rank_backend.h"
 
-#include "synk/core/host_link.h"
 #include "synk/core/memory/data_store.h"
 #include "synk/core/phase_clock.h"
 #include "synk/core/process_group.h"
@@ -16,8 +15,7 @@ void RankBackend::start(const ForkOptions& options, BackendFactory& factory, Pro
   heap_ = std::make_unique<ShmHeap>(group.shmPrefix(), rank);
   const int ordinal = options.devices.empty() ? -1 : options.devices[rank];
   RankEnvironment env{group, *heap_, ordinal, options.devices};
-  factory.linkHost(hostLink());  // a backend module's logs and phases go through this process's
-  backend_ = factory.create(env);
+  backend_ = createBackend(factory, env);  // linked: a module's logs and phases reach this process
   tables_.data.open(group.shmPrefix(), &backend_->device());
   tables_.rank = RankResources{rank,
                                options.n_parallel,

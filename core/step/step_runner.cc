@@ -5,6 +5,8 @@
 #include <thread>
 #include <utility>
 
+#include <boost/scope_exit.hpp>
+
 #include "synk/core/error.h"
 #include "synk/core/memory/data_store.h"
 #include "synk/core/phase_clock.h"
@@ -62,8 +64,8 @@ size_t StepRunner::frame(ByteWriter& out, const std::vector<uint64_t>& releases,
 }
 
 bool StepRunner::fitsControlBlock(const ByteWriter& payload) const {
-  // frame()'s size with the pending releases (a count, then the ids), without building it.
-  const size_t releases = sizeof(uint64_t) * (1 + data_.pendingReleases().size());
+  // frame()'s size with the pending releases, without building it.
+  const size_t releases = ByteWriter::vectorBytes<uint64_t>(data_.pendingReleases().size());
   return sizeof(PayloadHeader) + releases + payload.size() <= kCommandBytes;
 }
 
@@ -91,14 +93,14 @@ void StepRunner::shipLargePayload(const ByteWriter& payload, const std::string& 
   request.lengths.push_back(shipped.used);  // not the blob's spare room
   ByteWriter ship;
   ship.write(request);
-  shipping_ = true;
-  try {
+  {
+    // While the ship step runs (its command carries no releases, and ships nothing itself).
+    shipping_ = true;
+    BOOST_SCOPE_EXIT_ALL(this) {
+      shipping_ = false;
+    };
     run(Opcode::ShipData, ship, str(what, " (shipping its arguments to the other nodes)"));
-  } catch (...) {
-    shipping_ = false;
-    throw;
   }
-  shipping_ = false;
   shipped_payload_ = shipped;
 }
 

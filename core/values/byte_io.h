@@ -68,6 +68,11 @@ class ByteWriter {
     put<uint64_t>(values.size());
     append(values.data(), values.size() * sizeof(T));
   }
+  // What putVector writes for `count` values: for a size check that builds nothing.
+  template <typename T>
+  static constexpr size_t vectorBytes(size_t count) {
+    return sizeof(uint64_t) + count * sizeof(T);
+  }
   void append(const void* data, size_t bytes) {
     const size_t at = bytes_.size();
     bytes_.resize(at + bytes);

@@ -105,7 +105,7 @@ void rankMain(ProcessGroup& group, Job& job) {
     }
     const int ordinal = devices.empty() ? -1 : devices[static_cast<size_t>(rank)];
     RankEnvironment env{group, *heap, ordinal, devices};
-    backend = job.factory.create(env);
+    backend = createBackend(job.factory, env);
     Waiter ready = group.commandWaiter("every rank's backend");
     group.barrier().arrive(ready, BarrierSite::Startup);
     if (group.isMaster()) job.ready = Clock::now();

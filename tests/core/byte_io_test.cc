@@ -98,6 +98,16 @@ TEST_CASE("byte I/O: values of every supported form come back in order", "[core]
   CHECK(in.remaining() == 0);
 }
 
+TEST_CASE("byte I/O: vectorBytes is what putVector writes", "[core]") {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}}) {
+    ByteWriter ids, floats;
+    ids.putVector(std::vector<uint64_t>(n, 3));
+    floats.putVector(std::vector<float>(n, 1.f));
+    CHECK(ByteWriter::vectorBytes<uint64_t>(n) == ids.size());
+    CHECK(ByteWriter::vectorBytes<float>(n) == floats.size());
+  }
+}
+
 TEST_CASE("byte I/O: in-place reads with cursor and skip", "[core]") {
   ByteWriter out;
   const char text[] = "abcdef";

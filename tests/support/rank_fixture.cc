@@ -63,7 +63,7 @@ std::string runRank(ProcessGroup& group, BackendFactory& factory, const RankBody
     heap = std::make_unique<ShmHeap>(group.shmPrefix(), group.rank());
     const int ordinal = devices.empty() ? -1 : devices[static_cast<size_t>(group.rank())];
     RankEnvironment env{group, *heap, ordinal, devices};
-    backend = factory.create(env);
+    backend = createBackend(factory, env);
     RankContext context{group, *heap, *backend};
     body(context);
   } catch (const std::exception& e) {
