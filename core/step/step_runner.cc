@@ -96,7 +96,7 @@ void StepRunner::shipLargePayload(const ByteWriter& payload, const std::string& 
   {
     // While the ship step runs (its command carries no releases, and ships nothing itself).
     shipping_ = true;
-    BOOST_SCOPE_EXIT_ALL(this) {
+    BOOST_SCOPE_EXIT_ALL(&, this) {
       shipping_ = false;
     };
     run(Opcode::ShipData, ship, str(what, " (shipping its arguments to the other nodes)"));

@@ -3,7 +3,7 @@
 # outputs written here, and scripts/bench-collectives-vs-nccl-tests with stand-ins for nccl-tests
 # and synk-bench that log their calls: which rows miss (time over +1 us up to 128 KiB, busbw under
 # 97 % from 2 MiB, synk's #wrong), the median run of each side, refused outputs, and the two
-# sides alternating run by run with --bytes handed to both. Skips (77) without python3.
+# sides alternating run by run with --bytes and --iters handed to both. Skips (77) without python3.
 #   tests/harness/cli/compare_nccl_tests_test.sh PROJECT_SOURCE_DIR
 set -uo pipefail
 root=${1:?project source dir}
