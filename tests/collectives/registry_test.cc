@@ -10,6 +10,7 @@
 #include "synk/collectives/registry.h"
 #include "synk/collectives/shm/shm_communicator.h"
 #include "synk/core/error.h"
+#include "synk/core/session.h"
 #include "tests/support/rank_fixture.h"
 
 namespace synk::test {
@@ -99,6 +100,52 @@ TEST_CASE("the cpu backend is a host device with the shm communicator", "[coll]"
     if (!ctx.heap.locate(p)) throw std::runtime_error("device memory is not in the heap");
     device.release(p);
   });
+}
+
+// The cpu backend behind another name, whose create() refuses unless this process handed it the
+// program's link first (createBackend, core/backend.h): a rank that skipped the link would leave
+// a backend module's logs and phases unlinked without a sound.
+class LinkCheckingFactory : public BackendFactory {
+ public:
+  explicit LinkCheckingFactory(std::string name)
+      : name_(std::move(name)), real_(makeDefaultRegistry()) {}
+  std::string name() const override { return name_; }
+  bool isViable(std::string* why) const override { return cpu().isViable(why); }
+  int deviceCount() const override { return cpu().deviceCount(); }
+  bool bindsDevices() const override { return false; }
+  std::unique_ptr<Backend> create(RankEnvironment& env) override {
+    if (!linked_) throw std::runtime_error("create() before linkHost() in this rank");
+    return cpu().create(env);
+  }
+  void linkHost(const SynkHostLink& link) override {
+    linked_ = true;  // in this process: every rank is a process of its own
+    cpu().linkHost(link);
+  }
+
+ private:
+  BackendFactory& cpu() const { return *real_.find("cpu"); }
+  std::string name_;
+  BackendRegistry real_;
+  bool linked_ = false;
+};
+
+TEST_CASE("every rank links the program's host before it creates its backend", "[coll]") {
+  SECTION("the test fixture's ranks") {
+    LinkCheckingFactory factory("linked-cpu");
+    runOnRanks(factory, 2, [](RankContext& ctx) {
+      if (!ctx.device().isHost()) throw std::runtime_error("not the cpu backend");
+    });
+  }
+  SECTION("a session's ranks") {
+    BackendRegistry registry;
+    registry.add(std::make_unique<LinkCheckingFactory>("linked-cpu"));
+    ForkOptions options;
+    options.backend = "linked-cpu";
+    options.n_parallel = 2;
+    Session session = forkSession(options, std::move(registry), nullptr);
+    CHECK(session.size() == 2);
+    session.close();
+  }
 }
 
 }  // namespace
