@@ -32,6 +32,14 @@ inline NcclCommunicator& ncclOf(RankContext& ctx) {
   return dynamic_cast<NcclCommunicator&>(ctx.backend.communicator(true));
 }
 
+// A window of `bytes` every rank makes together, adopted by the rank's device.
+inline void* adoptedWindow(RankContext& ctx, size_t bytes, Waiter& waiter) {
+  void* window = ncclOf(ctx).allocateWindow(bytes, waiter);
+  if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
+  ctx.device().adoptWindow(window);
+  return window;
+}
+
 // One float32 all_reduce (sum) of `count` elements through the NcclCommunicator; checked unless
 // `wait` is false (then it may still run when this returns).
 inline void sumAndCheck(RankContext& ctx, size_t count, bool wait = true) {

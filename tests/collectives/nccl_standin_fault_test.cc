@@ -195,15 +195,11 @@ TEST_CASE("an all-reduce on the windows communicator fails: synchronize reports 
   standin::Faults faults;
   faults.fail = {standin::Call::Collective, 0, 2};
   const RankRun run = runWithFaults(faults, 2, [](RankContext& ctx) {
-    Device& device = ctx.device();
     Waiter waiter = ctx.waiter("a window call's all_reduce");
-    void* window = ncclOf(ctx).allocateWindow(4096, waiter);
-    if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
-    device.adoptWindow(window);
-    AllReduceArgs args{window, 16, DType::Float32, ReduceOp::Sum};
+    AllReduceArgs args{adoptedWindow(ctx, 4096, waiter), 16, DType::Float32, ReduceOp::Sum};
     args.in_window = args.window_call = true;
     ncclOf(ctx).allReduce(args, waiter);
-    device.synchronize(waiter);
+    ctx.device().synchronize(waiter);
   });
   INFO(run.describe() << ledgerReport(2));
   CHECK_THAT(run.ranks[0].failure, Contains("NCCL reported an error while the GPU was working") &&

@@ -223,14 +223,6 @@ TEST_CASE(
   }
 }
 
-// A window of `bytes` every rank makes together, adopted by the rank's device.
-void* adoptedWindow(RankContext& ctx, size_t bytes, Waiter& waiter) {
-  void* window = ncclOf(ctx).allocateWindow(bytes, waiter);
-  if (window == nullptr) throw std::runtime_error("allocateWindow gave nothing");
-  ctx.device().adoptWindow(window);
-  return window;
-}
-
 // A call that agreed on windows runs all its all-reduces on the windows communicator
 // (AllReduceArgs::window_call), those of buffers in no window with NCCL's ordinary kernels, so a
 // step's CUDA graph meets one communicator.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "synk/collectives/cpu/cpu_backend.h"
 #include "synk/collectives/registry.h"
 #include "synk/collectives/shm/shm_communicator.h"
 #include "synk/core/error.h"
@@ -108,24 +109,23 @@ TEST_CASE("the cpu backend is a host device with the shm communicator", "[coll]"
 class LinkCheckingFactory : public BackendFactory {
  public:
   explicit LinkCheckingFactory(std::string name)
-      : name_(std::move(name)), real_(makeDefaultRegistry()) {}
+      : name_(std::move(name)), cpu_(makeCpuBackendFactory()) {}
   std::string name() const override { return name_; }
-  bool isViable(std::string* why) const override { return cpu().isViable(why); }
-  int deviceCount() const override { return cpu().deviceCount(); }
+  bool isViable(std::string* why) const override { return cpu_->isViable(why); }
+  int deviceCount() const override { return cpu_->deviceCount(); }
   bool bindsDevices() const override { return false; }
   std::unique_ptr<Backend> create(RankEnvironment& env) override {
     if (!linked_) throw std::runtime_error("create() before linkHost() in this rank");
-    return cpu().create(env);
+    return cpu_->create(env);
   }
   void linkHost(const SynkHostLink& link) override {
     linked_ = true;  // in this process: every rank is a process of its own
-    cpu().linkHost(link);
+    cpu_->linkHost(link);
   }
 
  private:
-  BackendFactory& cpu() const { return *real_.find("cpu"); }
   std::string name_;
-  BackendRegistry real_;
+  std::unique_ptr<BackendFactory> cpu_;
   bool linked_ = false;
 };
 
