@@ -63,10 +63,6 @@ Config Config::fromOptions(const sdk::Options& o) {
   c.exchange = exchange == "auto"       ? Exchange::Auto
                : exchange == "gradient" ? Exchange::Gradient
                                         : Exchange::Rows;
-  c.shard_blocks = o.getBool("shard_blocks", true,
-                             "the rows exchange with sgd: each rank steps 1/ranks of every "
-                             "block's weight rows and the ranks all-gather them (false: every "
-                             "rank steps every block)");
   return c;
 }
 

@@ -45,10 +45,6 @@ struct Config {
   // vector, no update pass).
   bool fuse_update = true;
   Exchange exchange = Exchange::Auto;
-  // The rows exchange with SGD in the GEMMs: each rank steps 1/ranks of every block's weight rows
-  // over the whole batch and the ranks all-gather them, instead of every rank stepping every
-  // block (layers whose input width the rank count does not divide: every rank, whole).
-  bool shard_blocks = true;
 
   // Reads (and so declares) every option; refuses bad values naming the option.
   static Config fromOptions(const sdk::Options& options);

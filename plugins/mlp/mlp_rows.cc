@@ -42,15 +42,9 @@ RowExchange::RowExchange(const Config& config, const sdk::Context& context, Netw
       streams_(compute.cuda),
       workspace_(context) {
   const size_t slots = static_cast<size_t>(config_.layers()) + 1;
-  const int ranks = context_.nRanks();
-  const bool folds_sgd = config_.rule == compute::Rule::Sgd && config_.fuse_update;
-  for (int l = 0; l < config_.layers(); ++l)
-    shard_.push_back(folds_sgd && config_.shard_blocks && ranks > 1 &&
-                     config_.dims[l] % ranks == 0);
   a_ready_.resize(slots);  // null on the host: no hand-off
   d_ready_.resize(slots);
   d_gathered_.resize(slots);
-  piece_ready_.resize(slots);
   if (!streams_) return;
   if (compute.stream == rank.stream || block.stream == rank.stream ||
       block.stream == compute.stream) {
@@ -66,7 +60,6 @@ RowExchange::RowExchange(const Config& config, const sdk::Context& context, Netw
     a_ready_[l] = make();
     d_ready_[l] = make();
     d_gathered_[l] = make();
-    piece_ready_[l] = make();
   }
 }
 
@@ -85,9 +78,6 @@ void RowExchange::reserve(const RowShares& shares) {
     x_padded_ = carver.take<float>(rows * config_.inputs());
     y_padded_ = carver.take<int32_t>(rows);
     all_labels_ = carver.take<int32_t>(rows);
-    pieces_.assign(static_cast<size_t>(layers), nullptr);
-    for (int l = 0; l < layers; ++l)
-      if (sharded(l)) pieces_[l] = carver.take<float>(pieceRows(l) * config_.dims[l + 1]);
   };
   compute::Carver sizing;
   carve(sizing);
@@ -109,8 +99,8 @@ void RowExchange::handOff(compute::cuda::Event* event, const compute::Device& fr
 
 void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int l) const {
   const int64_t rows = int64_t{shares.ranks} * shares.most;
-  compute::GemmArgs g =
-      network_.blockGradientOf(l, all_a_[l], inputLd(l), all_d_[l + 1], network_.ld(l + 1), rows);
+  compute::GemmArgs g = network_.blockGradientOf(l, all_a_[l], inputLd(l), all_d_[l + 1],
+                                                 network_.ld(l + 1), rows);
   const int64_t block = config_.offset(l), bias = config_.biasOffset(l);
   if (step.params_out != nullptr) {
     const float alpha = -step.lr / static_cast<float>(shares.total);
@@ -118,13 +108,6 @@ void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int 
     g.beta = 1;
     g.c_in = step.params + block;
     g.c = step.params_out + block;
-    if (sharded(l)) {  // this rank's rows of W: a's columns from `first`, into its piece
-      const int64_t first = pieceRows(l) * shares.rank;
-      g.m = pieceRows(l);
-      g.a += first;
-      g.c_in += first * g.n;
-      g.c = pieces_[l];
-    }
     compute::gemm(block_, g);
     compute::columnSum(block_, g.b, rows, g.n, g.ldb, alpha, step.params + bias,
                        step.params_out + bias);
@@ -135,12 +118,6 @@ void RowExchange::blockOverBatch(const Step& step, const RowShares& shares, int 
   g.bias_grad = step.grad + bias;
   compute::gemm(block_, g);
   if (step.updated) step.updated(block, config_.offset(l + 1), block_);
-}
-
-void RowExchange::gatherPieces(const Step& step, int l) const {
-  if (step.params_out == nullptr || !sharded(l)) return;
-  handOff(piece_ready_[l].get(), block_, rank_);
-  gather(pieces_[l], step.params_out + config_.offset(l), pieceRows(l) * config_.dims[l + 1]);
 }
 
 void RowExchange::run(const Step& step, const RowShares& shares) {
@@ -165,8 +142,8 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
     // Labels as 32-bit words: a float copy and a fill with 0.0f move them bit for bit (label 0).
     float* y_words = reinterpret_cast<float*>(y_padded_);
     if (shares.mine > 0) {
-      compute::copyMatrix(rank_, reinterpret_cast<const float*>(step.y), 1, y_words, 1, shares.mine,
-                          1);
+      compute::copyMatrix(rank_, reinterpret_cast<const float*>(step.y), 1, y_words, 1,
+                          shares.mine, 1);
     }
     compute::fill(rank_, y_words + shares.mine, most - shares.mine, 0.0f);
     x_send = x_padded_;
@@ -227,9 +204,6 @@ void RowExchange::run(const Step& step, const RowShares& shares) {
       gather(network_.delta(l), all_d_[l], most * network_.ld(l));
       handOff(d_gathered_[l].get(), rank_, block_);
     }
-    // After d[l]'s gather, which the next block needs: the pieces' gather overlaps that block
-    // and the deltas below. In place it also follows deltaBelow(l), the last read of the old W.
-    gatherPieces(step, l);
   }
   // The rank's stream ends after everything of the step.
   handOff(compute_done_.get(), compute_, rank_);

@@ -14,12 +14,6 @@
 // stream (where the host enqueues NCCL); the block GEMMs (and other rules' updates) on a block
 // stream. So gathers overlap forward and the deltas, and a block's GEMM overlaps the next delta
 // and gather. Host: in order.
-// With SGD in the GEMMs the block work is sharded (Config::shard_blocks): rank r steps rows
-// [r, r + 1) x d_in / ranks of each block's W over the whole batch into a piece of its own, every
-// rank steps the bias (one column sum, the same bits everywhere), and an all-gather of the pieces
-// writes W on every rank: each rank does 1/ranks of the weight-gradient work, the ranks move
-// (ranks - 1) / ranks of the weights, half an all-reduce's bytes, and every piece's bits come
-// from one rank. A layer whose d_in the rank count does not divide is stepped whole everywhere.
 // Zero rows change no sum (0 * a = 0, x + 0 = x), so padding is exact. The labels are gathered
 // too: a bad label on any rank (a NaN loss there on CUDA) zeroes every rank's deltas, so every
 // rank skips the step alike, as with the gradient's all-reduce.
@@ -90,11 +84,6 @@ class RowExchange {
   void handOff(compute::cuda::Event* event, const compute::Device& from,
                const compute::Device& to) const;
   void blockOverBatch(const Step& step, const RowShares& shares, int l) const;
-  // Whether layer l's block is stepped in pieces (mlp_rows.h's header comment), and the piece.
-  bool sharded(int l) const { return shard_[static_cast<size_t>(l)]; }
-  int64_t pieceRows(int l) const { return config_.dims[l] / context_.nRanks(); }
-  // Every rank's piece of layer l's stepped W into params_out, once this rank's is written.
-  void gatherPieces(const Step& step, int l) const;
   int64_t inputLd(int l) const { return l == 0 ? config_.inputs() : network_.ld(l); }
 
   const Config& config_;
@@ -111,12 +100,9 @@ class RowExchange {
   float* x_padded_ = nullptr;      // this rank's x with zero rows up to most
   int32_t* y_padded_ = nullptr;    // its labels, padded with label 0
   int32_t* all_labels_ = nullptr;  // every rank's (padded) labels
-  std::vector<bool> shard_;        // per layer: sharded (fixed at construction)
-  std::vector<float*> pieces_;     // pieces_[l]: this rank's rows of stepped W_l (sharded layers)
   std::unique_ptr<compute::cuda::Event> start_, labels_ready_, compute_done_, block_done_;
   // a[l] written (compute), d[l] written (compute), every rank's d[l] gathered (rank stream).
   std::vector<std::unique_ptr<compute::cuda::Event>> a_ready_, d_ready_, d_gathered_;
-  std::vector<std::unique_ptr<compute::cuda::Event>> piece_ready_;  // a piece written (block)
 };
 
 }  // namespace synk::mlp

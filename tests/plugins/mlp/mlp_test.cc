@@ -104,15 +104,13 @@ TEST_CASE("the mlp declares its variables, functions and options", "[plugins]") 
       Catch::EndsWith("model 'mlp' has no option 'depth' (valid options: inputs, "
                       "widths, classes, precision, optimizer, lr, momentum, eps, "
                       "seed, bucket_bytes, grad_reduce, cuda_graph, gemm, fuse_update, "
-                      "exchange, shard_blocks)"));
+                      "exchange)"));
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"precision", "fp16"}}),
       Catch::Contains("option 'precision' is 'fp16'; choose one of fp32, tf32, bf16"));
   CHECK_THROWS_WITH(
       session.load(mlpFile(), {{"exchange", "both"}}),
       Catch::Contains("option 'exchange' is 'both'; choose one of auto, gradient, rows"));
-  CHECK_THROWS_WITH(session.load(mlpFile(), {{"shard_blocks", "half"}}),
-                    Catch::Contains("option 'shard_blocks'"));
   CHECK_THROWS_WITH(session.load(mlpFile(), {{"widths", "64,0"}}),
                     Catch::Contains("option 'widths' has a width 0; widths are positive"));
 }
@@ -222,10 +220,8 @@ TEST_CASE(
 }
 
 // The rows exchange (exchange = rows): every rank gathers every rank's rows of each layer and
-// computes each block's gradient over the whole batch; SGD runs inside those GEMMs, sharded by
-// default (kSmall's d_in 6, 5, 4: on 2 ranks the first and last blocks in pieces, the middle one
-// whole; on 3 the first alone) or every block on every rank. Uneven shares (padding), an empty
-// share (1 row on several ranks) and a rule with state.
+// computes each block's gradient over the whole batch; SGD runs inside those GEMMs. Uneven
+// shares (padding), an empty share (1 row on several ranks) and a rule with state.
 TEST_CASE(
     "train_step exchanging rows gives the one-process parameters, equal on every rank, "
     "empty shares included",
@@ -234,11 +230,9 @@ TEST_CASE(
   INFO(ranks << " ranks");
   Session session = test::forkForTest(ranks);
   Batches data(session, 50, 7);
-  for (const auto& [optimizer, shard] : std::vector<std::pair<std::string, std::string>>{
-           {"sgd", "true"}, {"sgd", "false"}, {"adam", "true"}}) {
-    INFO(optimizer << ", shard_blocks " << shard);
-    const ModelOptions options =
-        with(kSmall, {{"optimizer", optimizer}, {"lr", "0.05"}, {"shard_blocks", shard}});
+  for (const std::string optimizer : {"sgd", "adam"}) {
+    INFO(optimizer);
+    const ModelOptions options = with(kSmall, {{"optimizer", optimizer}, {"lr", "0.05"}});
     Model distributed = session.load(mlpFile(), with(options, {{"exchange", "rows"}}));
     // The gradient exchange on the same batches, the empty share included.
     Model by_gradient = session.load(mlpFile(), with(options, {{"exchange", "gradient"}}));
