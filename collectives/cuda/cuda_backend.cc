@@ -73,7 +73,6 @@ class CudaBackend final : public Backend {
       if (no_native_.empty()) {
         Waiter waiter = group_.startupWaiter("creating the NCCL communicator");
         nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter);
-        device_->attachNccl(nccl_->comm(), nccl_->parent(), nullptr);
       }
       if (!across_nodes)
         staged_ = std::make_unique<HostStagedCommunicator>(group_, heap_, *device_);

@@ -37,14 +37,16 @@ void* Communicator::allocateWindow(size_t /*bytes*/, Waiter& /*waiter*/) {
   throw InternalError(str(name(), " communicator has no windows"));
 }
 
-int64_t Communicator::windowOf(const void* buffer, size_t bytes) const {
+bool Communicator::Window::holds(const void* buffer, size_t n) const {
   // As integers: comparing pointers into unrelated allocations is unspecified in C++.
   const auto at = reinterpret_cast<uintptr_t>(buffer);
+  const auto first = reinterpret_cast<uintptr_t>(begin);
+  return at >= first && at + n <= first + bytes;
+}
+
+int64_t Communicator::windowOf(const void* buffer, size_t bytes) const {
   for (size_t i = 0; i < recorded_windows_.size(); ++i) {
-    const auto begin = reinterpret_cast<uintptr_t>(recorded_windows_[i].begin);
-    if (at >= begin && at + bytes <= begin + recorded_windows_[i].bytes) {
-      return static_cast<int64_t>(i);
-    }
+    if (recorded_windows_[i].holds(buffer, bytes)) return static_cast<int64_t>(i);
   }
   return -1;
 }

@@ -114,6 +114,13 @@ class Communicator {
   // windows: hasWindows() false.
   virtual bool hasWindows() const { return false; }
   virtual void* allocateWindow(size_t bytes, Waiter& waiter);
+  // Memory [begin, begin + bytes): a window, or the part of one a call's update uses.
+  struct Window {
+    void* begin;
+    size_t bytes;
+    // Whether [buffer, buffer + n) lies inside.
+    bool holds(const void* buffer, size_t n) const;
+  };
   // The number of the window that holds [buffer, buffer + bytes), else -1: of those the backend
   // recorded (recordWindow), which its allocateWindow must do on success, or every call would
   // see its update buffers in no window and ask for new ones.
@@ -145,10 +152,6 @@ class Communicator {
   // A window every rank now holds (allocateWindow's success): numbered in the order recorded,
   // the same on every rank, and found by windowOf. The backend owns its memory: it frees the
   // recorded windows (recordedWindows), then forgetRecordedWindows.
-  struct Window {
-    void* begin;
-    size_t bytes;
-  };
   void recordWindow(void* begin, size_t bytes) { recorded_windows_.push_back({begin, bytes}); }
   const std::vector<Window>& recordedWindows() const { return recorded_windows_; }
   void forgetRecordedWindows() { recorded_windows_.clear(); }

@@ -1,5 +1,6 @@
 #include "synk/core/step/call_collectives.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "synk/core/communicator.h"
@@ -48,12 +49,8 @@ void InCallCollectives::allReduce(void* buffer, size_t count, DType dtype, Reduc
 }
 
 bool InCallCollectives::inWindow(const void* buffer, size_t bytes) const {
-  const auto* at = static_cast<const std::byte*>(buffer);
-  for (const WindowSpan& w : *windows_) {
-    const auto* begin = static_cast<const std::byte*>(w.begin);
-    if (at >= begin && at + bytes <= begin + w.bytes) return true;
-  }
-  return false;
+  return std::any_of(windows_->begin(), windows_->end(),
+                     [&](const WindowSpan& w) { return w.holds(buffer, bytes); });
 }
 
 void InCallCollectives::allGather(const void* send, void* recv, size_t count, DType dtype) {

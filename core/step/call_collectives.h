@@ -7,6 +7,7 @@
 // and leaves the buffer as it is (an all_gather copies send to recv).
 #include <vector>
 
+#include "synk/core/communicator.h"
 #include "synk/core/model_loader.h"
 
 namespace synk {
@@ -17,11 +18,9 @@ namespace synk::detail {
 
 struct RankResources;
 
-// Memory of one of the running call's window update buffers (call_windows.cc).
-struct WindowSpan {
-  const void* begin = nullptr;
-  size_t bytes = 0;
-};
+// Memory of one of the running call's window update buffers (call_windows.cc): the update's
+// bytes, which may be fewer than its window's.
+using WindowSpan = Communicator::Window;
 
 class InCallCollectives final : public CallCollectives {
  public:

@@ -161,6 +161,7 @@ NcclCommunicator::NcclCommunicator(ProcessGroup& group, NcclDevice& device, Wait
                       nccl_.commWindowRegister != nullptr && !asked_off &&
                       !set_to("NCCL_WIN_ENABLE", "0") && !set_to("NCCL_CUMEM_ENABLE", "0");
     windows_allowed_ = group_.barrier().arrive(waiter, BarrierSite::Window, here);
+    attachToDevice();  // its waits poll these communicators' asynchronous errors from now on
   } catch (...) {
     abort();  // a half-made communicator must be aborted, never destroyed
     throw;
@@ -241,7 +242,7 @@ void* NcclCommunicator::makeWindow(size_t bytes, Waiter& waiter) {
     }
     // Its asynchronous errors polled as the others' are (a window call's all-reduce that fails
     // is then met at once, not at the step's deadline).
-    gpu_.attachNccl(comm(), parent(), windows_);
+    attachToDevice();
     // Its first collective now, outside any graph capture, on memory in no window: a window
     // call's other all-reduces run here with NCCL's ordinary kernels (each new window gets its
     // own first below, for the symmetric ones).

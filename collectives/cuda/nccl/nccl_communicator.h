@@ -123,6 +123,10 @@ class NcclCommunicator final : public Communicator {
   void complete(ncclComm_t comm, ncclResult_t issued, const char* what, Waiter& waiter);
   [[noreturn]] void fail(ncclComm_t comm, ncclResult_t result, const char* what) const;
   void splitFastCommunicator(Waiter& waiter);
+  // Hands the device the communicators its waits poll for asynchronous errors (NcclDevice): at
+  // the end of construction and once the windows' is split; abort, abandon and the destructor
+  // detach them.
+  void attachToDevice() { gpu_.attachNccl(comm(), parent(), windows_); }
   // A blocking child of the parent, split off by every rank at once (bounded by kSplitBound);
   // null on every rank if any rank could not make it (`what` names it in the warning).
   ncclComm_t splitBlockingChild(const char* name, const char* what, Waiter& waiter);

@@ -37,7 +37,6 @@ class StandinBackend final : public Backend {
     try {
       Waiter waiter = group_.startupWaiter("creating the NCCL communicator");
       nccl_ = std::make_unique<NcclCommunicator>(group_, *device_, waiter, standinNccl());
-      device_->attachNccl(nccl_->comm(), nccl_->parent(), nullptr);
     } catch (...) {
       if (group_.aborted()) device_->markAborted();  // a peer died: wait on nothing more
       throw;
